@@ -1,0 +1,54 @@
+// AlignedBuffer: an owned, zero-initialised byte buffer with a chosen alignment (64 for
+// SIMD, 4096 for O_DIRECT reads). Move-only; not thread-safe (callers share by pointer).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "base/check.h"
+
+namespace sf {
+
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t size, size_t alignment = 64) { allocate(size, alignment); }
+  ~AlignedBuffer() { std::free(data_); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  AlignedBuffer(AlignedBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
+    if (this != &o) {
+      std::free(data_);
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+
+  void allocate(size_t size, size_t alignment = 64) {
+    std::free(data_);
+    size_ = size;
+    const size_t rounded = (size + alignment - 1) / alignment * alignment;
+    data_ = static_cast<uint8_t*>(std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded));
+    SF_CHECK(data_ != nullptr, "out of memory allocating %zu bytes", size);
+    std::memset(data_, 0, rounded == 0 ? alignment : rounded);
+  }
+
+  uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
+  template <typename T>
+  T* as() { return reinterpret_cast<T*>(data_); }
+  template <typename T>
+  const T* as() const { return reinterpret_cast<const T*>(data_); }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace sf

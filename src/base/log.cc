@@ -1,0 +1,33 @@
+#include "base/log.h"
+
+#include <atomic>
+#include <cstdarg>
+
+namespace sf {
+namespace {
+std::atomic<int> g_level{static_cast<int>(LogLevel::kWarn)};
+const char* level_prefix(LogLevel level) {
+  switch (level) {
+    case LogLevel::kError: return "error: ";
+    case LogLevel::kWarn: return "warning: ";
+    case LogLevel::kInfo: return "";
+    case LogLevel::kDebug: return "debug: ";
+  }
+  return "";
+}
+}  // namespace
+
+void set_log_level(LogLevel level) { g_level = static_cast<int>(level); }
+LogLevel log_level() { return static_cast<LogLevel>(g_level.load()); }
+
+void log_message(LogLevel level, const char* fmt, ...) {
+  if (static_cast<int>(level) > g_level.load()) return;
+  char buf[2048];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, args);
+  va_end(args);
+  std::fprintf(stderr, "%s%s\n", level_prefix(level), buf);
+}
+
+}  // namespace sf

@@ -1,0 +1,134 @@
+// specflash dump: the JSONL format of shared/reference (tokens, top-k logits per prompt
+// position, full last-position logits, greedy continuation), so any model can be compared
+// with llama.cpp's outputs.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "engine/session.h"
+
+namespace sf::cli {
+namespace {
+
+// Prompt files hold one prompt per line; a literal backslash-n inside a line is a newline.
+std::string unescape_prompt(const std::string& line) {
+  std::string out;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == 'n') {
+      out += '\n';
+      ++i;
+    } else {
+      out += line[i];
+    }
+  }
+  return out;
+}
+
+// Replaces invalid UTF-8 sequences with U+FFFD, as the reference dumps do.
+std::string sanitize_utf8(const std::string& s) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool valid = len > 0 && i + len <= s.size();
+    for (int k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    if (valid) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<int32_t, float>> top_k(const float* logits, int n_vocab, int k) {
+  std::vector<std::pair<int32_t, float>> v(n_vocab);
+  for (int i = 0; i < n_vocab; ++i) v[i] = {i, logits[i]};
+  k = std::min(k, n_vocab);
+  std::partial_sort(v.begin(), v.begin() + k, v.end(), [](const auto& a, const auto& b) {
+    return a.second > b.second || (a.second == b.second && a.first < b.first);
+  });
+  v.resize(k);
+  return v;
+}
+
+}  // namespace
+
+int dump_command(int argc, char** argv) {
+  CLI::App app{"Write llama.cpp-comparable JSONL: per prompt, its tokens, top-k logits at every position, the full "
+               "last-position logits and a greedy continuation.",
+               "specflash dump"};
+  SessionOptions options;
+  std::string prompts_path, out_path;
+  int n_gen = 32, k = 8;
+  app.add_option("-m,--model", options.model_path, "GGUF model file")->required();
+  app.add_option("--prompts", prompts_path, "prompt file, one prompt per line (\\n = newline)")->required();
+  app.add_option("--n-gen", n_gen, "greedy tokens to generate per prompt")->check(CLI::Range(0, 1 << 20));
+  app.add_option("--top-k", k, "logits to keep per prompt position")->check(CLI::Range(1, 1 << 24));
+  app.add_option("-o,--output", out_path, "output file (default: stdout)");
+  app.add_option("-t,--threads", options.n_threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
+  app.add_option("-c,--ctx-size", options.n_ctx, "context size in tokens")->check(CLI::Range(0, 1 << 22));
+  int code = 0;
+  if (!parse_args(app, argc, argv, &code)) return code;
+
+  std::ifstream prompts(prompts_path);
+  if (!prompts) return fail(prompts_path + ": cannot open prompt file");
+  auto session = Session::create(options);
+  if (!session.ok()) return fail(session.status());
+  Session& s = **session;
+  const int n_vocab = s.model().hparams().n_vocab;
+
+  FILE* out = stdout;
+  if (!out_path.empty() && !(out = std::fopen(out_path.c_str(), "w"))) return fail(out_path + ": cannot write");
+  std::string line;
+  int index = 0;
+  while (std::getline(prompts, line)) {
+    if (line.empty()) continue;
+    ++index;
+    const std::string prompt = unescape_prompt(line);
+    auto tokens = s.tokenize(prompt, /*parse_special=*/true);
+    if (!tokens.ok()) return fail(tokens.status().with_context("prompt " + std::to_string(index)));
+    if (static_cast<int>(tokens->size()) + n_gen > s.n_ctx())
+      return fail(Status::Errorf("prompt %d: %zu prompt tokens + %d generated exceed the context of %d (use --ctx-size)",
+                                 index, tokens->size(), n_gen, s.n_ctx()));
+    s.reset();
+    std::vector<float> logits;
+    if (Status st = s.evaluate(*tokens, /*all_rows=*/true, &logits); !st.ok()) return fail(st);
+
+    nlohmann::json topk = nlohmann::json::array();
+    for (size_t row = 0; row < tokens->size(); ++row) {
+      nlohmann::json entries = nlohmann::json::array();
+      for (const auto& [id, value] : top_k(logits.data() + row * n_vocab, n_vocab, k)) entries.push_back({id, value});
+      topk.push_back(std::move(entries));
+    }
+    const float* last = logits.data() + (tokens->size() - 1) * n_vocab;
+    std::vector<float> last_logits(last, last + n_vocab);
+
+    std::vector<int32_t> greedy;
+    std::vector<float> step(last_logits);
+    for (int i = 0; i < n_gen; ++i) {
+      const int32_t next = argmax(step.data(), n_vocab);
+      greedy.push_back(next);
+      if (i + 1 == n_gen) break;
+      if (Status st = s.evaluate({next}, false, &step); !st.ok()) return fail(st);
+    }
+    std::string text;
+    for (int32_t id : greedy) text += s.tokenizer().token_to_piece(id);
+
+    nlohmann::json record = {{"prompt", prompt},      {"tokens", *tokens},         {"topk", topk},
+                             {"last_logits", last_logits}, {"greedy", greedy}, {"greedy_text", sanitize_utf8(text)}};
+    const std::string serialized = record.dump();
+    std::fprintf(out, "%s\n", serialized.c_str());
+    std::fprintf(stderr, "dump: prompt %d done (%zu tokens, %d generated)\n", index, tokens->size(), n_gen);
+  }
+  if (out != stdout) std::fclose(out);
+  return 0;
+}
+
+}  // namespace sf::cli

@@ -1,0 +1,103 @@
+#include "model/transformer.h"
+
+#include <cmath>
+
+#include "base/check.h"
+#include "base/fp16.h"
+#include "ops/activation.h"
+#include "ops/attention.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+#include "quant/dequantize.h"
+
+namespace sf {
+
+void Transformer::reserve(int64_t n) {
+  if (n <= capacity_) return;
+  capacity_ = n;
+  xb_.resize(n * hp_.n_embd);
+  q_.resize(n * hp_.q_dim());
+  attn_.resize(n * hp_.q_dim());
+  k_.resize(n * hp_.kv_dim());
+  v_.resize(n * hp_.kv_dim());
+  gate_.resize(n * hp_.n_ff);
+  up_.resize(n * hp_.n_ff);
+  delta_.resize(n * hp_.n_embd);
+}
+
+void Transformer::embed(const ModelWeights& w, const int32_t* tokens, int64_t n, float* hidden) const {
+  for (int64_t i = 0; i < n; ++i) {
+    SF_CHECK(tokens[i] >= 0 && tokens[i] < hp_.n_vocab, "token id %d out of range", tokens[i]);
+    dequantize_row(w.token_embd.type, w.token_embd.row(tokens[i]), hidden + i * hp_.n_embd, hp_.n_embd);
+  }
+}
+
+void Transformer::run_layer(const LayerWeights& L, int layer_index, const float* rope_freqs,
+                            const ForwardBatch& batch, KvCache& cache, float* hidden) {
+  const int64_t n = batch.size();
+  reserve(n);
+  const int E = hp_.n_embd, QD = hp_.q_dim(), KD = hp_.kv_dim(), HD = hp_.head_dim;
+
+  // Attention block.
+  for (int64_t t = 0; t < n; ++t) rms_norm(hidden + t * E, L.attn_norm, hp_.rms_eps, E, xb_.data() + t * E);
+  matmul(L.wq, xb_.data(), n, E, q_.data(), QD, pool_, matmul_scratch_);
+  matmul(L.wk, xb_.data(), n, E, k_.data(), KD, pool_, matmul_scratch_);
+  matmul(L.wv, xb_.data(), n, E, v_.data(), KD, pool_, matmul_scratch_);
+
+  RopeParams rope{hp_.rope_mode, hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, rope_freqs};
+  std::vector<float> cs(hp_.n_rot);
+  for (int64_t t = 0; t < n; ++t) {
+    float* q = q_.data() + t * QD;
+    float* k = k_.data() + t * KD;
+    float* v = v_.data() + t * KD;
+    if (L.bq) {
+      for (int i = 0; i < QD; ++i) q[i] += L.bq[i];
+      for (int i = 0; i < KD; ++i) k[i] += L.bk[i];
+      for (int i = 0; i < KD; ++i) v[i] += L.bv[i];
+    }
+    if (L.q_norm) {
+      for (int h = 0; h < hp_.n_head; ++h) rms_norm(q + h * HD, L.q_norm, hp_.rms_eps, HD, q + h * HD);
+      for (int h = 0; h < hp_.n_head_kv; ++h) rms_norm(k + h * HD, L.k_norm, hp_.rms_eps, HD, k + h * HD);
+    }
+    rope_cos_sin(rope, batch.positions[t], cs.data());
+    for (int h = 0; h < hp_.n_head; ++h) rope_apply(rope, cs.data(), q + h * HD);
+    for (int h = 0; h < hp_.n_head_kv; ++h) rope_apply(rope, cs.data(), k + h * HD);
+    const int cell = batch.kv_cells[t];
+    SF_CHECK(cell >= 0 && cell < cache.n_ctx(), "kv cell %d outside the cache", cell);
+    uint16_t* kc = cache.k(layer_index, cell);
+    uint16_t* vc = cache.v(layer_index, cell);
+    for (int i = 0; i < KD; ++i) {
+      kc[i] = fp32_to_fp16(k[i]);
+      vc[i] = fp32_to_fp16(v[i]);
+    }
+  }
+  SF_CHECK(batch.n_kv <= cache.n_ctx());
+  AttentionShape shape{hp_.n_head, hp_.n_head_kv, HD, 1.0f / std::sqrt(static_cast<float>(HD))};
+  attention(shape, q_.data(), n, cache.k(layer_index, 0), cache.v(layer_index, 0), KD, batch.n_kv,
+            batch.mask.data(), attn_.data(), pool_);
+  matmul(L.wo, attn_.data(), n, QD, delta_.data(), E, pool_, matmul_scratch_);
+  for (int64_t i = 0; i < n * E; ++i) hidden[i] += delta_[i];
+
+  // Feed-forward block (SwiGLU).
+  for (int64_t t = 0; t < n; ++t) rms_norm(hidden + t * E, L.ffn_norm, hp_.rms_eps, E, xb_.data() + t * E);
+  matmul(L.ffn_gate, xb_.data(), n, E, gate_.data(), hp_.n_ff, pool_, matmul_scratch_);
+  matmul(L.ffn_up, xb_.data(), n, E, up_.data(), hp_.n_ff, pool_, matmul_scratch_);
+  swiglu_inplace(gate_.data(), up_.data(), n * hp_.n_ff);
+  matmul(L.ffn_down, gate_.data(), n, hp_.n_ff, delta_.data(), E, pool_, matmul_scratch_);
+  for (int64_t i = 0; i < n * E; ++i) hidden[i] += delta_[i];
+}
+
+void Transformer::run_layers(const ModelWeights& w, const ForwardBatch& batch, int begin, int end,
+                             KvCache& cache, float* hidden) {
+  SF_CHECK(begin >= 0 && end <= hp_.n_layer && begin <= end);
+  for (int l = begin; l < end; ++l) run_layer(w.layers[l], l, w.rope_freqs, batch, cache, hidden);
+}
+
+void Transformer::logits(const ModelWeights& w, const float* hidden, int64_t n_rows, float* logits) {
+  reserve(n_rows);
+  const int E = hp_.n_embd;
+  for (int64_t t = 0; t < n_rows; ++t) rms_norm(hidden + t * E, w.output_norm, hp_.rms_eps, E, xb_.data() + t * E);
+  matmul(w.output, xb_.data(), n_rows, E, logits, hp_.n_vocab, pool_, matmul_scratch_);
+}
+
+}  // namespace sf

@@ -1,0 +1,60 @@
+#include "ops/matmul.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+#include "quant/dequantize.h"
+
+namespace sf {
+
+uint8_t* MatmulScratch::reserve(size_t bytes) {
+  if (buf_.size() < bytes) buf_.resize(bytes);
+  return buf_.data();
+}
+
+GgmlType matmul_activation_type(GgmlType weight_type) { return default_activation_type(weight_type); }
+
+void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y,
+            int64_t y_stride, ThreadPool& pool, MatmulScratch& scratch) {
+  const GgmlType act_type = matmul_activation_type(w.type);
+  const DotKernel* kernel = find_dot_kernel(w.type, act_type);
+  SF_CHECK(kernel != nullptr, "no dot kernel for weight type %s", type_name(w.type));
+  const size_t act_row_bytes = row_bytes(act_type, w.cols);
+  uint8_t* act = scratch.reserve(act_row_bytes * static_cast<size_t>(n_tokens));
+
+  // Quantise activations once per token, shared by all rows.
+  pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t)
+      kernel->quantize_activation(x + t * x_stride, act + static_cast<size_t>(t) * act_row_bytes, w.cols);
+  });
+
+  // Rows in blocks so a block of weights stays in cache while every token uses it.
+  constexpr int64_t kRowBlock = 16;
+  pool.parallel_for(
+      w.rows,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t r0 = begin; r0 < end; r0 += kRowBlock) {
+          const int64_t r1 = std::min(end, r0 + kRowBlock);
+          for (int64_t t = 0; t < n_tokens; ++t) {
+            const uint8_t* a = act + static_cast<size_t>(t) * act_row_bytes;
+            float* yt = y + t * y_stride;
+            for (int64_t r = r0; r < r1; ++r) yt[r] = kernel->dot(w.row(r), a, w.cols);
+          }
+        }
+      },
+      kRowBlock);
+}
+
+void matmul_ref(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    dequantize_row(w.type, w.row(r), row.data(), w.cols);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      double acc = 0;
+      for (int64_t c = 0; c < w.cols; ++c) acc += static_cast<double>(row[c]) * x[t * w.cols + c];
+      y[t * w.rows + r] = static_cast<float>(acc);
+    }
+  }
+}
+
+}  // namespace sf

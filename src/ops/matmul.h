@@ -1,0 +1,55 @@
+// Matrix multiplication of a GGUF weight matrix with a small batch of activations, the
+// operation that dominates every forward pass.
+//
+// Each output element is one dot product of a weight row with one activation row, done by
+// the DotKernel for the weight's type; rows are split across the thread pool. Because an
+// output depends only on its (weight row, activation row) pair, results are identical
+// whatever the batch size or thread count (batch invariance: speculative verification of a
+// token tree must produce the same numbers as decoding one token at a time).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "quant/dot_kernel.h"
+#include "quant/ggml_type.h"
+
+namespace sf {
+
+// A 2-D weight matrix in its storage type: `rows` rows of `cols` elements each.
+struct WeightMatrix {
+  GgmlType type = GgmlType::F32;
+  int64_t cols = 0;  // input dimension (contiguous)
+  int64_t rows = 0;  // output dimension
+  size_t row_stride = 0;  // bytes between rows
+  const uint8_t* data = nullptr;
+
+  const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_stride; }
+  size_t n_bytes() const { return row_stride * static_cast<size_t>(rows); }
+};
+
+// Reusable scratch for quantised activations (grows on demand; one per forward pass).
+class MatmulScratch {
+ public:
+  uint8_t* reserve(size_t bytes);
+
+ private:
+  std::vector<uint8_t> buf_;
+};
+
+// y[t, r] = sum_c w[r, c] * x[t, c] for t < n_tokens, r < w.rows.
+// x: [n_tokens, w.cols] f32 (row stride x_stride floats); y: [n_tokens, w.rows] f32 (row
+// stride y_stride floats). Optionally restricted to output rows [row_begin, row_end).
+void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y,
+            int64_t y_stride, ThreadPool& pool, MatmulScratch& scratch);
+
+// Scalar reference: dequantises rows and sums in double. The oracle for tests.
+void matmul_ref(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y);
+
+// Selects the activation format for a weight type. Default is llama.cpp's choice
+// (default_activation_type); tests may override.
+GgmlType matmul_activation_type(GgmlType weight_type);
+
+}  // namespace sf

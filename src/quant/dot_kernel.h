@@ -1,0 +1,38 @@
+// Dot products between a weight row (stored in its GGUF type) and an activation vector
+// (quantised to the format the fast path consumes). This is the one interface the matmul
+// in ops/ uses; everything type-specific lives behind it.
+//
+// Two implementations of every kernel: a scalar reference (the oracle, plain C++) and a
+// SIMD one with runtime dispatch through Google Highway (AVX2/AVX-512/NEON/...). Tests
+// compare them on odd sizes with per-type error bounds. All functions are thread-safe
+// (stateless).
+#pragma once
+
+#include <cstdint>
+
+#include "quant/ggml_type.h"
+
+namespace sf {
+
+struct DotKernel {
+  GgmlType weight_type;
+  GgmlType activation_type;  // the format x must be in before calling dot()
+  // Quantise/convert n floats (n a multiple of the activation block size) into dst,
+  // which holds row_bytes(activation_type, n) bytes.
+  void (*quantize_activation)(const float* x, void* dst, int64_t n);
+  // Dot product of one weight row with one activation row, n elements.
+  float (*dot)(const void* weight_row, const void* activation, int64_t n);
+};
+
+// llama.cpp's choice of activation format for a weight type (its vec_dot_type):
+// F32->F32, F16->F16, BF16->BF16, Q4_0/Q5_0/Q8_0->Q8_0, Q4_1/Q5_1->Q8_1, K-quants->Q8_K.
+GgmlType default_activation_type(GgmlType weight_type);
+
+// The fast kernel for a (weight, activation) pair; nullptr if the pair is unsupported.
+// Supported pairs: every weight type with default_activation_type(weight), plus
+// F16 x F32 and BF16 x F32 (full-precision activations).
+const DotKernel* find_dot_kernel(GgmlType weight_type, GgmlType activation_type);
+// The scalar reference for the same pair; nullptr if unsupported.
+const DotKernel* find_dot_kernel_ref(GgmlType weight_type, GgmlType activation_type);
+
+}  // namespace sf

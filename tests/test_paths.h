@@ -1,0 +1,12 @@
+// Paths the tests need: the shared/ folder beside the repo, the source tree and the
+// build tree (where build/specflash lives). Set by CMake at configure time.
+#pragma once
+#include <string>
+
+namespace sf::test {
+std::string shared_path(const std::string& rel);  // ../shared/<rel>
+std::string source_path(const std::string& rel);  // <repo>/<rel>
+std::string binary_path(const std::string& rel);  // <build>/<rel>
+// A fresh empty directory under the build tree for this test's scratch files.
+std::string scratch_dir(const std::string& name);
+}  // namespace sf::test
