@@ -87,7 +87,15 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   }
   wake_.notify_all();
   run_chunk(0);
-  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+  // Spin, then yield: if a worker was descheduled (machine oversubscribed), spinning on
+  // would only steal the core it needs to finish.
+  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+    if (spin < kSpinIterations) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
   task_ = nullptr;
 }
 

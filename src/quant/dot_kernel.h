@@ -8,7 +8,10 @@
 // (stateless).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "quant/ggml_type.h"
 
@@ -20,8 +23,14 @@ struct DotKernel {
   // Quantise/convert n floats (n a multiple of the activation block size) into dst,
   // which holds row_bytes(activation_type, n) bytes.
   void (*quantize_activation)(const float* x, void* dst, int64_t n);
-  // Dot product of one weight row with one activation row, n elements.
+  // Dot product of one weight row with one activation row, n elements. Accumulates like
+  // ggml: an exact integer dot per block, scaled by the block scales, summed in fp32.
+  // Deterministic; depends only on (weight_row, activation, n).
   float (*dot)(const void* weight_row, const void* activation, int64_t n);
+  // out[r] = dot(weight + r * row_stride, activation, n) for r < n_rows, bit for bit; the
+  // SIMD kernels share activation loads across rows. row_stride is in bytes.
+  void (*dot_rows)(const void* weight, size_t row_stride, int64_t n_rows, const void* activation,
+                   int64_t n, float* out);
 };
 
 // llama.cpp's choice of activation format for a weight type (its vec_dot_type):
@@ -34,5 +43,13 @@ GgmlType default_activation_type(GgmlType weight_type);
 const DotKernel* find_dot_kernel(GgmlType weight_type, GgmlType activation_type);
 // The scalar reference for the same pair; nullptr if unsupported.
 const DotKernel* find_dot_kernel_ref(GgmlType weight_type, GgmlType activation_type);
+
+// For tests and benchmarks: the SIMD instruction sets compiled in and supported by this CPU
+// (Highway target bits, best first), their names, and the kernel of a pair compiled for one
+// of them (nullptr if unsupported). find_dot_kernel uses the first.
+std::vector<int64_t> dot_kernel_targets();
+std::string dot_kernel_target_name(int64_t target);
+const DotKernel* find_dot_kernel_for_target(GgmlType weight_type, GgmlType activation_type,
+                                            int64_t target);
 
 }  // namespace sf

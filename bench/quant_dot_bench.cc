@@ -1,0 +1,167 @@
+// Dot-kernel throughput: one thread computes a rows x cols matrix-vector product (default
+// 4096 x 4096) with each weight type's kernel and reports weight bytes streamed per second.
+// Decode is bound by how fast weights stream, so GB/s of weight bytes per thread is the
+// figure of merit; compare it with the machine's per-core memory bandwidth.
+//
+// Usage: quant_dot_bench [rows] [cols] [min_seconds] [--ref] [--all-targets] [--types=Q4_0,..]
+//   --ref          also time the scalar reference kernels
+//   --all-targets  time every SIMD instruction set the CPU supports, not just the best
+//   --types=LIST   only these weight types (comma-separated)
+// Prints a table, then one JSON object per line (prefix "json: ").
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/aligned_buffer.h"
+#include "base/timer.h"
+#include "quant/dequantize.h"
+#include "quant/dot_kernel.h"
+
+namespace {
+
+using sf::GgmlType;
+
+struct Result {
+  std::string type, target, mode;
+  double gbps, ms_per_matvec;
+};
+
+// Weight matrix: 64 distinct random rows, copied to fill all rows (quantising 16M values of
+// a K-quant takes seconds; the copies stream from memory exactly like distinct rows).
+sf::AlignedBuffer make_weights(GgmlType type, int64_t rows, int64_t cols) {
+  const size_t row_bytes = sf::row_bytes(type, cols);
+  sf::AlignedBuffer w(row_bytes * static_cast<size_t>(rows), 64);
+  std::mt19937 rng(42);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  std::vector<float> x(static_cast<size_t>(cols));
+  const int64_t distinct = std::min<int64_t>(64, rows);
+  for (int64_t r = 0; r < distinct; ++r) {
+    for (auto& v : x) v = normal(rng);
+    sf::quantize_row(type, x.data(), w.data() + r * row_bytes, cols);
+  }
+  for (int64_t r = distinct; r < rows; ++r) {
+    std::memcpy(w.data() + r * row_bytes, w.data() + (r % distinct) * row_bytes, row_bytes);
+  }
+  return w;
+}
+
+volatile float g_sink;
+
+// Times single matvecs until min_seconds have passed and returns the fastest, in seconds:
+// on a shared machine the minimum is the run that had the core to itself.
+double time_matvec(const sf::DotKernel& k, const sf::AlignedBuffer& w, size_t row_bytes,
+                   int64_t rows, const void* act, int64_t cols, bool use_rows, double min_seconds) {
+  std::vector<float> out(static_cast<size_t>(rows));
+  auto matvec = [&] {
+    if (use_rows) {
+      k.dot_rows(w.data(), row_bytes, rows, act, cols, out.data());
+    } else {
+      for (int64_t r = 0; r < rows; ++r) out[r] = k.dot(w.data() + r * row_bytes, act, cols);
+    }
+    g_sink = out[static_cast<size_t>(rows) - 1];
+  };
+  matvec();  // warm up
+  double best = 1e30;
+  sf::Stopwatch total;
+  int iters = 0;
+  while (total.elapsed() < min_seconds || iters < 3) {
+    sf::Stopwatch sw;
+    matvec();
+    best = std::min(best, sw.elapsed());
+    ++iters;
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t rows = 4096, cols = 4096;
+  double min_seconds = 0.6;
+  bool with_ref = false, all_targets = false;
+  std::string only_types;
+  int positional = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--ref") {
+      with_ref = true;
+    } else if (arg == "--all-targets") {
+      all_targets = true;
+    } else if (arg.rfind("--types=", 0) == 0) {
+      only_types = "," + arg.substr(8) + ",";
+    } else if (positional == 0) {
+      rows = std::stoll(arg), ++positional;
+    } else if (positional == 1) {
+      cols = std::stoll(arg), ++positional;
+    } else {
+      min_seconds = std::stod(arg);
+    }
+  }
+  if (cols % 256 != 0) {
+    std::fprintf(stderr, "cols must be a multiple of 256\n");
+    return 1;
+  }
+
+  const GgmlType kTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
+                             GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
+                             GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16,  GgmlType::BF16,
+                             GgmlType::F32};
+  std::vector<int64_t> targets = sf::dot_kernel_targets();
+  if (!all_targets) targets.resize(1);
+
+  std::printf("matvec %lld x %lld, one thread, GB/s of weight bytes (higher is better)\n",
+              static_cast<long long>(rows), static_cast<long long>(cols));
+  std::printf("%-6s %-8s %-9s %10s %12s %10s\n", "type", "target", "mode", "MB", "ms/matvec",
+              "GB/s");
+  std::vector<Result> results;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(cols));
+  for (auto& v : x) v = normal(rng);
+
+  for (GgmlType type : kTypes) {
+    if (!only_types.empty() &&
+        only_types.find("," + std::string(sf::type_name(type)) + ",") == std::string::npos) {
+      continue;
+    }
+    const size_t row_bytes = sf::row_bytes(type, cols);
+    const sf::AlignedBuffer w = make_weights(type, rows, cols);
+    const double mb = static_cast<double>(row_bytes) * static_cast<double>(rows) / 1e6;
+    const GgmlType act_type = sf::default_activation_type(type);
+    struct Variant {
+      const sf::DotKernel* k;
+      std::string target, mode;
+      bool use_rows;
+    };
+    std::vector<Variant> variants;
+    for (int64_t t : targets) {
+      const sf::DotKernel* k = sf::find_dot_kernel_for_target(type, act_type, t);
+      const std::string name = sf::dot_kernel_target_name(t);
+      variants.push_back({k, name, "dot_rows", true});
+      variants.push_back({k, name, "dot", false});
+    }
+    if (with_ref) variants.push_back({sf::find_dot_kernel_ref(type, act_type), "ref", "dot", false});
+    for (const Variant& v : variants) {
+      sf::AlignedBuffer act(sf::row_bytes(act_type, cols), 64);
+      v.k->quantize_activation(x.data(), act.data(), cols);
+      const double sec = time_matvec(*v.k, w, row_bytes, rows, act.data(), cols, v.use_rows,
+                                     v.target == "ref" ? min_seconds / 4 : min_seconds);
+      const Result r{sf::type_name(type), v.target, v.mode, mb / 1e3 / sec, sec * 1e3};
+      std::printf("%-6s %-8s %-9s %10.1f %12.3f %10.2f\n", r.type.c_str(), r.target.c_str(),
+                  r.mode.c_str(), mb, r.ms_per_matvec, r.gbps);
+      std::fflush(stdout);
+      results.push_back(r);
+    }
+  }
+  for (const Result& r : results) {
+    std::printf(
+        "json: {\"bench\":\"quant_dot\",\"rows\":%lld,\"cols\":%lld,\"type\":\"%s\","
+        "\"target\":\"%s\",\"mode\":\"%s\",\"ms_per_matvec\":%.4f,\"gbps_per_thread\":%.3f}\n",
+        static_cast<long long>(rows), static_cast<long long>(cols), r.type.c_str(),
+        r.target.c_str(), r.mode.c_str(), r.ms_per_matvec, r.gbps);
+  }
+  return 0;
+}

@@ -1,0 +1,204 @@
+// SIMD dot kernels for the legacy 32-element formats: Q4_0, Q5_0, Q8_0 with Q8_0 activations,
+// Q4_1, Q5_1 with Q8_1 activations.
+//
+// Per block: weights and activations widened to int16, one exact integer dot in int32 lanes,
+// converted to float and scaled by d_w * d_x with one FMA into a per-row accumulator. Two
+// accumulators per row (even/odd blocks) hide the FMA latency; they are summed at the end.
+// This is the decode hot path (bandwidth bound), so per-block work is kept to a handful of
+// vector ops; dot_rows shares the activation loads of up to four rows.
+#include "base/fp16.h"
+#include "quant/block_types.h"
+#include "quant/kernel_registry.h"
+#include "quant/simd_targets.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "quant/dot_simd_q.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "quant/simd_common-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace sf::quant::HWY_NAMESPACE {
+
+#if HWY_TARGET != HWY_SCALAR
+
+// Weight decoders: a block's 32 integer weights as kChunks int16 vectors, element order.
+// kScale: the decoded weights are kScale times the true ones; every partial sum is then
+// exactly kScale times too (a power of two commutes with rounding), so dividing the final
+// sum by it gives the same float as unscaled weights would.
+struct Q4_0Traits {
+  using Block = BlockQ4_0;
+  using XBlock = BlockQ8_0;
+  static constexpr bool kHasMin = false;
+  static constexpr float kScale = kL16 == 32 ? 4096.0f : 1.0f;
+  static HWY_INLINE void Load(const Block& b, V16* w) {
+    if constexpr (kL16 == 32) {
+      // Nibble q goes to the top four bits of its int16 lane (lanes 0..15 take the low
+      // nibbles of qs, 16..31 the high ones) and flipping the top bit makes it (q - 8) * 4096:
+      // three ops (widen, shift, and+xor fused into one ternary-logic op on AVX-512).
+      const hn::Rebind<uint8_t, D16> d8;
+      const DU16 du16;
+      const auto both = hn::PromoteTo(du16, hn::LoadDup128(d8, b.qs));
+      const auto shift = hn::Set(du16, 12) - hn::And(hn::ShiftRight<2>(hn::Iota(du16, 0)), hn::Set(du16, 4));
+      const auto top = hn::And(both << shift, hn::Set(du16, 0xF000));
+      w[0] = hn::BitCast(D16(), hn::Xor(top, hn::Set(du16, 0x8000)));
+    } else {
+      LoadNibbles16(b.qs, w);
+      for (size_t c = 0; c < kChunks; ++c) w[c] = w[c] - hn::Set(D16(), 8);
+    }
+  }
+};
+struct Q4_1Traits {
+  static constexpr float kScale = 1.0f;
+  using Block = BlockQ4_1;
+  using XBlock = BlockQ8_1;
+  static constexpr bool kHasMin = true;
+  static HWY_INLINE void Load(const Block& b, V16* w) { LoadNibbles16(b.qs, w); }
+};
+// Q5: bit j of qh is the fifth bit of element j; LoadMaskBits maps it onto lane j.
+struct Q5_0Traits {
+  static constexpr float kScale = 1.0f;
+  using Block = BlockQ5_0;
+  using XBlock = BlockQ8_0;
+  static constexpr bool kHasMin = false;
+  static HWY_INLINE void Load(const Block& b, V16* w) {
+    LoadNibbles16(b.qs, w);
+    for (size_t c = 0; c < kChunks; ++c) {
+      const auto high = hn::LoadMaskBits(D16(), b.qh + c * (kL16 / 8));
+      w[c] = hn::IfThenElse(high, w[c], w[c] - hn::Set(D16(), 16));
+    }
+  }
+};
+struct Q5_1Traits {
+  static constexpr float kScale = 1.0f;
+  using Block = BlockQ5_1;
+  using XBlock = BlockQ8_1;
+  static constexpr bool kHasMin = true;
+  static HWY_INLINE void Load(const Block& b, V16* w) {
+    LoadNibbles16(b.qs, w);
+    for (size_t c = 0; c < kChunks; ++c) {
+      const auto high = hn::LoadMaskBits(D16(), b.qh + c * (kL16 / 8));
+      w[c] = hn::Or(w[c], hn::IfThenElseZero(high, hn::Set(D16(), 16)));
+    }
+  }
+};
+struct Q8_0Traits {
+  static constexpr float kScale = 1.0f;
+  using Block = BlockQ8_0;
+  using XBlock = BlockQ8_0;
+  static constexpr bool kHasMin = false;
+  static HWY_INLINE void Load(const Block& b, V16* w) {
+    for (size_t c = 0; c < kChunks; ++c) w[c] = LoadI8(b.qs + c * kL16);
+  }
+};
+
+// The m_w * s_x terms of Q4_1/Q5_1 go to a one-lane accumulator with an explicit MulAdd, so
+// the rounding is fixed by the code rather than by the compiler's contraction choices.
+using D1 = hn::CappedTag<float, 1>;
+using V1 = hn::Vec<D1>;
+
+// Block ib of R rows (row r at w + r * stride) against activation block xb.
+template <class T, int R>
+HWY_INLINE void BlockStep(const uint8_t* w, size_t stride, int64_t ib,
+                          const typename T::XBlock& xb, const float* f16, VF* acc, V1* accm) {
+  V16 xv[kChunks];
+  for (size_t c = 0; c < kChunks; ++c) xv[c] = LoadI8(xb.qs + c * kL16);
+  // (sum * d_w) * d_x with both scales broadcast straight from the fp16 table: x86 folds
+  // them into the multiplies as memory operands, no shuffle needed.
+  const VF dx = hn::Set(DF(), f16[xb.d]);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const auto& b = reinterpret_cast<const typename T::Block*>(w + r * stride)[ib];
+    V16 wv[kChunks];
+    T::Load(b, wv);
+    V32 s0 = hn::Zero(D32()), s1 = hn::Zero(D32());
+    for (size_t c = 0; c < kChunks; ++c) MulAcc(wv[c], xv[c], s0, s1);
+    const VF sum = hn::ConvertTo(DF(), FinishDot(s0, s1));
+    acc[r] = hn::MulAdd(sum * hn::Set(DF(), f16[b.d]), dx, acc[r]);
+    if constexpr (T::kHasMin) {
+      accm[r] = hn::MulAdd(hn::Set(D1(), f16[b.m]), hn::Set(D1(), f16[xb.s]), accm[r]);
+    }
+  }
+}
+
+template <class T, int R>
+HWY_INLINE void DotRowsT(const uint8_t* w, size_t stride, const void* xp, int64_t n, float* out) {
+  const auto* x = static_cast<const typename T::XBlock*>(xp);
+  const int64_t nb = n / kQK;
+  const float* f16 = fp16_table();
+  VF acc0[R], acc1[R];
+  V1 accm[R];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    acc0[r] = hn::Zero(DF());
+    acc1[r] = hn::Zero(DF());
+    accm[r] = hn::Zero(D1());
+  }
+  int64_t ib = 0;
+  for (; ib + 1 < nb; ib += 2) {
+    BlockStep<T, R>(w, stride, ib, x[ib], f16, acc0, accm);
+    BlockStep<T, R>(w, stride, ib + 1, x[ib + 1], f16, acc1, accm);
+  }
+  if (ib < nb) BlockStep<T, R>(w, stride, ib, x[ib], f16, acc0, accm);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    out[r] = ReduceSum(acc0[r] + acc1[r]) * (1.0f / T::kScale) + hn::GetLane(accm[r]);
+  }
+}
+
+template <class T>
+float Dot(const void* w, const void* x, int64_t n) {
+  float out;
+  DotRowsT<T, 1>(static_cast<const uint8_t*>(w), 0, x, n, &out);
+  return out;
+}
+
+template <class T>
+void DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, int64_t n, float* out) {
+  const auto* wp = static_cast<const uint8_t*>(w);
+  int64_t r = 0;
+  for (; r + 4 <= n_rows; r += 4) DotRowsT<T, 4>(wp + r * stride, stride, x, n, out + r);
+  for (; r < n_rows; ++r) DotRowsT<T, 1>(wp + r * stride, stride, x, n, out + r);
+}
+
+template <class T>
+constexpr DotKernel Entry(GgmlType w, GgmlType a) {
+  return DotKernel{w, a, nullptr, &Dot<T>, &DotRows<T>};
+}
+
+const DotKernel* GetLegacyKernels(size_t* count) {
+  using G = GgmlType;
+  static constexpr DotKernel kKernels[] = {
+      Entry<Q4_0Traits>(G::Q4_0, G::Q8_0), Entry<Q4_1Traits>(G::Q4_1, G::Q8_1),
+      Entry<Q5_0Traits>(G::Q5_0, G::Q8_0), Entry<Q5_1Traits>(G::Q5_1, G::Q8_1),
+      Entry<Q8_0Traits>(G::Q8_0, G::Q8_0),
+  };
+  *count = std::size(kKernels);
+  return kKernels;
+}
+
+#else  // HWY_SCALAR: the reference kernels are used.
+
+const DotKernel* GetLegacyKernels(size_t* count) {
+  *count = 0;
+  return nullptr;
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace sf::quant::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace sf::quant {
+
+HWY_EXPORT(GetLegacyKernels);
+
+KernelList legacy_dot_kernels(int64_t target) {
+  KernelList list;
+  list.data = pick_target(HWY_DISPATCH_TABLE(GetLegacyKernels), target)(&list.size);
+  return list;
+}
+
+}  // namespace sf::quant
+#endif  // HWY_ONCE

@@ -1,0 +1,203 @@
+// The ops against their scalar references, and the batch-invariance property speculative
+// decoding relies on: a row's result never depends on the other rows of its batch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "base/fp16.h"
+#include "ops/activation.h"
+#include "ops/attention.h"
+#include "ops/matmul.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+#include "quant/dequantize.h"
+
+namespace sf {
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// A quantised weight matrix owning its bytes.
+struct OwnedMatrix {
+  std::vector<uint8_t> bytes;
+  WeightMatrix view;
+};
+
+OwnedMatrix make_matrix(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
+  const auto values = random_floats(static_cast<size_t>(rows * cols), seed, 0.5f);
+  OwnedMatrix m;
+  const size_t stride = row_bytes(type, cols);
+  m.bytes.resize(stride * rows);
+  for (int64_t r = 0; r < rows; ++r) quantize_row(type, values.data() + r * cols, m.bytes.data() + r * stride, cols);
+  m.view = {type, cols, rows, stride, m.bytes.data()};
+  return m;
+}
+
+double relative_rms_error(const std::vector<float>& got, const std::vector<float>& want) {
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    err += (got[i] - want[i]) * static_cast<double>(got[i] - want[i]);
+    norm += static_cast<double>(want[i]) * want[i];
+  }
+  return std::sqrt(err / std::max(norm, 1e-30));
+}
+
+// Error bound of the fast matmul vs the double-precision reference on the same weights:
+// the fast path quantises activations (Q8_0/Q8_1/Q8_K/F16), which dominates the error.
+// Measured worst cases over these sizes: Q8_0-family < 1e-2; the K-quants' Q8_K
+// activations (one scale per 256 values) reach ~2.1e-2 on single-row outputs, hence 3e-2.
+struct MatmulCase {
+  GgmlType type;
+  double bound;
+};
+
+class MatmulVsReference : public ::testing::TestWithParam<MatmulCase> {};
+
+TEST_P(MatmulVsReference, OddSizes) {
+  const auto [type, bound] = GetParam();
+  const int64_t block = type_info(type).block_size;
+  ThreadPool pool(2);
+  MatmulScratch scratch;
+  for (int64_t cols : {block, 3 * block, 7 * block, block == 1 ? 67 : 9 * block}) {
+    for (int64_t rows : {1, 5, 33}) {
+      for (int64_t n_tokens : {1, 3}) {
+        OwnedMatrix m = make_matrix(type, rows, cols, static_cast<uint32_t>(rows * 31 + cols));
+        const auto x = random_floats(static_cast<size_t>(n_tokens * cols), 7);
+        std::vector<float> fast(n_tokens * rows), ref(n_tokens * rows);
+        matmul(m.view, x.data(), n_tokens, cols, fast.data(), rows, pool, scratch);
+        matmul_ref(m.view, x.data(), n_tokens, ref.data());
+        EXPECT_LT(relative_rms_error(fast, ref), bound)
+            << type_name(type) << " rows=" << rows << " cols=" << cols << " tokens=" << n_tokens;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWeightTypes, MatmulVsReference,
+                         ::testing::Values(MatmulCase{GgmlType::F32, 1e-6}, MatmulCase{GgmlType::F16, 2e-3},
+                                           MatmulCase{GgmlType::BF16, 1e-2}, MatmulCase{GgmlType::Q8_0, 1e-2},
+                                           MatmulCase{GgmlType::Q4_0, 1e-2}, MatmulCase{GgmlType::Q4_1, 1e-2},
+                                           MatmulCase{GgmlType::Q5_0, 1e-2}, MatmulCase{GgmlType::Q5_1, 1e-2},
+                                           MatmulCase{GgmlType::Q2_K, 3e-2}, MatmulCase{GgmlType::Q3_K, 3e-2},
+                                           MatmulCase{GgmlType::Q4_K, 3e-2}, MatmulCase{GgmlType::Q5_K, 3e-2},
+                                           MatmulCase{GgmlType::Q6_K, 3e-2}),
+                         [](const auto& info) { return std::string(type_name(info.param.type)); });
+
+TEST(Matmul, BatchInvariantAndThreadInvariant) {
+  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
+    const int64_t cols = 512, rows = 37, n_tokens = 5;
+    OwnedMatrix m = make_matrix(type, rows, cols, 11);
+    const auto x = random_floats(static_cast<size_t>(n_tokens * cols), 3);
+    ThreadPool pool2(2), pool1(1);
+    MatmulScratch scratch;
+    std::vector<float> batched(n_tokens * rows);
+    matmul(m.view, x.data(), n_tokens, cols, batched.data(), rows, pool2, scratch);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      std::vector<float> single(rows);
+      matmul(m.view, x.data() + t * cols, 1, cols, single.data(), rows, pool1, scratch);
+      for (int64_t r = 0; r < rows; ++r)
+        ASSERT_EQ(single[r], batched[t * rows + r]) << type_name(type) << " token " << t << " row " << r;
+    }
+  }
+}
+
+TEST(RmsNorm, MatchesDoubleFormula) {
+  const int n = 77;
+  const auto x = random_floats(n, 1), w = random_floats(n, 2);
+  std::vector<float> y(n);
+  rms_norm(x.data(), w.data(), 1e-5f, n, y.data());
+  double ss = 0;
+  for (float v : x) ss += static_cast<double>(v) * v;
+  const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
+  for (int i = 0; i < n; ++i) EXPECT_NEAR(y[i], x[i] * scale * w[i], 1e-5 * std::fabs(x[i] * scale * w[i]) + 1e-7);
+}
+
+TEST(Rope, NormalAndNeoxRotatePairsByPositionAngle) {
+  for (RopeMode mode : {RopeMode::kNormal, RopeMode::kNeox}) {
+    const int head_dim = 16, position = 13;
+    RopeParams p{mode, head_dim, 10000.0f, 1.0f, nullptr};
+    auto head = random_floats(head_dim, 5);
+    const auto orig = head;
+    std::vector<float> cs(head_dim);
+    rope_cos_sin(p, position, cs.data());
+    rope_apply(p, cs.data(), head.data());
+    for (int i = 0; i < head_dim / 2; ++i) {
+      const double theta = position * std::pow(10000.0, -2.0 * i / head_dim);
+      const int a = mode == RopeMode::kNormal ? 2 * i : i;
+      const int b = mode == RopeMode::kNormal ? 2 * i + 1 : i + head_dim / 2;
+      EXPECT_NEAR(head[a], orig[a] * std::cos(theta) - orig[b] * std::sin(theta), 1e-4);
+      EXPECT_NEAR(head[b], orig[a] * std::sin(theta) + orig[b] * std::cos(theta), 1e-4);
+    }
+  }
+}
+
+TEST(Rope, PositionZeroIsIdentity) {
+  RopeParams p{RopeMode::kNeox, 8, 10000.0f, 1.0f, nullptr};
+  auto head = random_floats(8, 9);
+  const auto orig = head;
+  std::vector<float> cs(8);
+  rope_cos_sin(p, 0, cs.data());
+  rope_apply(p, cs.data(), head.data());
+  EXPECT_EQ(head, orig);
+}
+
+TEST(Softmax, SumsToOneAndZeroesMaskedEntries) {
+  std::vector<float> x = {1.0f, -INFINITY, 3.0f, 0.5f};
+  softmax_inplace(x.data(), 4);
+  EXPECT_EQ(x[1], 0.0f);
+  EXPECT_NEAR(x[0] + x[2] + x[3], 1.0f, 1e-6);
+  EXPECT_GT(x[2], x[0]);
+}
+
+std::vector<uint16_t> to_f16(const std::vector<float>& v) {
+  std::vector<uint16_t> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = fp32_to_fp16(v[i]);
+  return h;
+}
+
+TEST(Attention, MatchesReferenceWithArbitraryMaskAndGqa) {
+  const AttentionShape s{8, 2, 32, 1.0f / std::sqrt(32.0f)};
+  const int64_t n_tokens = 5, n_kv = 23, kv_row = s.n_head_kv * s.head_dim;
+  const auto q = random_floats(n_tokens * s.n_head * s.head_dim, 1);
+  const auto k = to_f16(random_floats(n_kv * kv_row, 2));
+  const auto v = to_f16(random_floats(n_kv * kv_row, 3));
+  std::mt19937 rng(4);
+  std::vector<uint8_t> mask(n_tokens * n_kv);
+  for (auto& m : mask) m = rng() % 3 != 0;
+  for (int64_t t = 0; t < n_tokens; ++t) mask[t * n_kv + t] = 1;  // every row sees something
+  std::vector<float> fast(q.size()), ref(q.size());
+  ThreadPool pool(2);
+  attention(s, q.data(), n_tokens, k.data(), v.data(), kv_row, n_kv, mask.data(), fast.data(), pool);
+  attention_ref(s, q.data(), n_tokens, k.data(), v.data(), kv_row, n_kv, mask.data(), ref.data());
+  EXPECT_LT(relative_rms_error(fast, ref), 1e-5);
+}
+
+TEST(Attention, RowResultIndependentOfBatchAndExtraMaskedCells) {
+  const AttentionShape s{4, 4, 16, 0.25f};
+  const int64_t kv_row = s.n_head_kv * s.head_dim, n_kv = 9;
+  const auto q = random_floats(3 * s.n_head * s.head_dim, 5);
+  const auto k = to_f16(random_floats(n_kv * kv_row, 6));
+  const auto v = to_f16(random_floats(n_kv * kv_row, 7));
+  std::vector<uint8_t> causal(3 * n_kv, 0);
+  for (int t = 0; t < 3; ++t)
+    for (int c = 0; c <= 6 + t; ++c) causal[t * n_kv + c] = 1;
+  ThreadPool pool(2);
+  std::vector<float> batched(q.size());
+  attention(s, q.data(), 3, k.data(), v.data(), kv_row, n_kv, causal.data(), batched.data(), pool);
+  // Row 0 alone, over only the 7 cells it can see.
+  std::vector<uint8_t> single(7, 1);
+  std::vector<float> alone(s.n_head * s.head_dim);
+  attention(s, q.data(), 1, k.data(), v.data(), kv_row, 7, single.data(), alone.data(), pool);
+  for (size_t i = 0; i < alone.size(); ++i) ASSERT_EQ(alone[i], batched[i]) << i;
+}
+
+}  // namespace
+}  // namespace sf
