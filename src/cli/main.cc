@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/chat_command.h"
 #include "cli/tokenize_command.h"
 
 namespace {
@@ -18,6 +19,7 @@ const Subcommand kSubcommands[] = {
     {"run", sf::cli::run_command, "generate text from a prompt (streams to stdout)"},
     {"dump", sf::cli::dump_command, "write tokens, top-k logits and greedy continuations as JSONL"},
     {"info", sf::cli::info_command, "print a GGUF file's architecture, sizes, types and metadata"},
+    {"chat", sf::run_chat_command, "chat with a model in the terminal"},
     {"tokenize", sf::run_tokenize_command, "print the token ids and pieces of a text"},
     {"quantize", sf::cli::quantize_command, "convert a model's weights to another type (Q8_0, Q4_0, Q4_K, Q6_K, ...)"},
     {"synth", sf::cli::synth_command, "write a deterministic random-weight model of any supported shape"},
