@@ -52,8 +52,8 @@ volatile float g_sink;
 
 // Times single matvecs until min_seconds have passed and returns the fastest, in seconds:
 // on a shared machine the minimum is the run that had the core to itself.
-double time_matvec(const sf::DotKernel& k, const sf::AlignedBuffer& w, size_t row_bytes,
-                   int64_t rows, const void* act, int64_t cols, bool use_rows, double min_seconds) {
+double time_matvec(const sf::DotKernel& k, const sf::AlignedBuffer& w, size_t row_bytes, int64_t rows, const void* act,
+                   int64_t cols, bool use_rows, double min_seconds) {
   std::vector<float> out(static_cast<size_t>(rows));
   auto matvec = [&] {
     if (use_rows) {
@@ -105,17 +105,15 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  const GgmlType kTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
-                             GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
-                             GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16,  GgmlType::BF16,
-                             GgmlType::F32};
+  const GgmlType kTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
+                             GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
+                             GgmlType::F16,  GgmlType::BF16, GgmlType::F32};
   std::vector<int64_t> targets = sf::dot_kernel_targets();
   if (!all_targets) targets.resize(1);
 
-  std::printf("matvec %lld x %lld, one thread, GB/s of weight bytes (higher is better)\n",
-              static_cast<long long>(rows), static_cast<long long>(cols));
-  std::printf("%-6s %-8s %-9s %10s %12s %10s\n", "type", "target", "mode", "MB", "ms/matvec",
-              "GB/s");
+  std::printf("matvec %lld x %lld, one thread, GB/s of weight bytes (higher is better)\n", static_cast<long long>(rows),
+              static_cast<long long>(cols));
+  std::printf("%-6s %-8s %-9s %10s %12s %10s\n", "type", "target", "mode", "MB", "ms/matvec", "GB/s");
   std::vector<Result> results;
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -123,8 +121,7 @@ int main(int argc, char** argv) {
   for (auto& v : x) v = normal(rng);
 
   for (GgmlType type : kTypes) {
-    if (!only_types.empty() &&
-        only_types.find("," + std::string(sf::type_name(type)) + ",") == std::string::npos) {
+    if (!only_types.empty() && only_types.find("," + std::string(sf::type_name(type)) + ",") == std::string::npos) {
       continue;
     }
     const size_t row_bytes = sf::row_bytes(type, cols);
@@ -150,8 +147,8 @@ int main(int argc, char** argv) {
       const double sec = time_matvec(*v.k, w, row_bytes, rows, act.data(), cols, v.use_rows,
                                      v.target == "ref" ? min_seconds / 4 : min_seconds);
       const Result r{sf::type_name(type), v.target, v.mode, mb / 1e3 / sec, sec * 1e3};
-      std::printf("%-6s %-8s %-9s %10.1f %12.3f %10.2f\n", r.type.c_str(), r.target.c_str(),
-                  r.mode.c_str(), mb, r.ms_per_matvec, r.gbps);
+      std::printf("%-6s %-8s %-9s %10.1f %12.3f %10.2f\n", r.type.c_str(), r.target.c_str(), r.mode.c_str(), mb,
+                  r.ms_per_matvec, r.gbps);
       std::fflush(stdout);
       results.push_back(r);
     }
@@ -160,8 +157,8 @@ int main(int argc, char** argv) {
     std::printf(
         "json: {\"bench\":\"quant_dot\",\"rows\":%lld,\"cols\":%lld,\"type\":\"%s\","
         "\"target\":\"%s\",\"mode\":\"%s\",\"ms_per_matvec\":%.4f,\"gbps_per_thread\":%.3f}\n",
-        static_cast<long long>(rows), static_cast<long long>(cols), r.type.c_str(),
-        r.target.c_str(), r.mode.c_str(), r.ms_per_matvec, r.gbps);
+        static_cast<long long>(rows), static_cast<long long>(cols), r.type.c_str(), r.target.c_str(), r.mode.c_str(),
+        r.ms_per_matvec, r.gbps);
   }
   return 0;
 }

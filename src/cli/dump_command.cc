@@ -8,6 +8,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/session_flags.h"
 #include "engine/session.h"
 
 namespace sf::cli {
@@ -64,22 +65,22 @@ int dump_command(int argc, char** argv) {
   CLI::App app{"Write llama.cpp-comparable JSONL: per prompt, its tokens, top-k logits at every position, the full "
                "last-position logits and a greedy continuation.",
                "specflash dump"};
-  SessionOptions options;
+  SessionFlags session_flags;
   std::string prompts_path, out_path;
   int n_gen = 32, k = 8;
-  app.add_option("-m,--model", options.model_path, "GGUF model file")->required();
+  session_flags.add_to(app, /*model_required=*/true);
   app.add_option("--prompts", prompts_path, "prompt file, one prompt per line (\\n = newline)")->required();
   app.add_option("--n-gen", n_gen, "greedy tokens to generate per prompt")->check(CLI::Range(0, 1 << 20));
   app.add_option("--top-k", k, "logits to keep per prompt position")->check(CLI::Range(1, 1 << 24));
   app.add_option("-o,--output", out_path, "output file (default: stdout)");
-  app.add_option("-t,--threads", options.n_threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
-  app.add_option("-c,--ctx-size", options.n_ctx, "context size in tokens")->check(CLI::Range(0, 1 << 22));
   int code = 0;
   if (!parse_args(app, argc, argv, &code)) return code;
 
   std::ifstream prompts(prompts_path);
   if (!prompts) return fail(prompts_path + ": cannot open prompt file");
-  auto session = Session::create(options);
+  auto options = session_flags.to_options();
+  if (!options.ok()) return fail(options.status());
+  auto session = Session::create(*options);
   if (!session.ok()) return fail(session.status());
   Session& s = **session;
   const int n_vocab = s.model().hparams().n_vocab;

@@ -1,4 +1,5 @@
 // specflash run: generate text from a prompt, streaming it to stdout.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -8,13 +9,15 @@
 #include "base/log.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "cli/default_model.h"
+#include "cli/session_flags.h"
+#include "weights/memory_budget.h"
 #include "engine/session.h"
 
 namespace sf::cli {
 
 namespace {
-void print_stats(const GenerationStats& s, int n_threads) {
+void print_stats(const GenerationStats& s, const Session& session) {
+  const int n_threads = const_cast<Session&>(session).pool().size();
   std::fprintf(stderr,
                "\n--- stats ---\n"
                "threads:          %d\n"
@@ -24,10 +27,44 @@ void print_stats(const GenerationStats& s, int n_threads) {
                "peak RSS:         %.1f MiB\n",
                n_threads, s.load_seconds, s.prompt_tokens, s.prefill_tokens_per_s(), s.prefill_seconds,
                s.generated_tokens, s.decode_tokens_per_s(), s.decode_seconds, s.peak_rss_bytes / 1048576.0);
+  const ResidencyPlan& plan = session.plan();
+  std::fprintf(stderr, "residency:        %s\n", plan.describe().c_str());
+  const SessionCounters& c = s.counters;
+  if (const LayerStreamer* st = session.streamer()) {
+    const bool emulated = st->emulated();
+    const double tokens = std::max(1, s.generated_tokens);
+    std::fprintf(stderr,
+                 "streaming:        %s%s%s\n"
+                 "bytes read:       %s (%s per generated token, %s per pass, %llu passes)\n"
+                 "I/O time:         %.3f s%s, %.2f GB/s%s\n"
+                 "compute time:     %.3f s; waited on I/O %.3f s (%.0f%% of forward time)\n",
+                 st->backend_name(), st->direct_io() ? ", O_DIRECT" : ", buffered+DONTNEED",
+                 emulated ? ", EMULATED bandwidth" : "", format_bytes(c.stream.bytes_read).c_str(),
+                 format_bytes(static_cast<uint64_t>(c.stream.bytes_read / tokens)).c_str(),
+                 format_bytes(plan.streamed_bytes_per_pass).c_str(), static_cast<unsigned long long>(c.forward_passes),
+                 c.stream.io_seconds, emulated ? " (emulated)" : "",
+                 c.stream.io_seconds > 0 ? c.stream.bytes_read / c.stream.io_seconds / 1e9 : 0.0,
+                 emulated ? " (emulated)" : "", c.compute_seconds(), c.stream.io_stall_seconds,
+                 c.forward_seconds > 0 ? 100.0 * c.stream.io_stall_seconds / c.forward_seconds : 0.0);
+  }
 }
 
-nlohmann::json stats_json(const GenerationStats& s, int n_threads) {
-  return {{"prompt_tokens", s.prompt_tokens},
+nlohmann::json stats_json(const GenerationStats& s, const Session& session) {
+  const int n_threads = const_cast<Session&>(session).pool().size();
+  const SessionCounters& c = s.counters;
+  const LayerStreamer* st = session.streamer();
+  return {{"bytes_read", c.stream.bytes_read},
+          {"bytes_read_per_token", s.generated_tokens > 0 ? c.stream.bytes_read / s.generated_tokens : 0},
+          {"io_seconds", c.stream.io_seconds},
+          {"compute_seconds", c.compute_seconds()},
+          {"io_stall_seconds", c.stream.io_stall_seconds},
+          {"resident_weight_bytes", session.plan().base_bytes + session.plan().resident_unit_bytes},
+          {"streamed_bytes_per_pass", session.plan().streamed_bytes_per_pass},
+          {"forward_passes", c.forward_passes},
+          {"memory_footprint_bytes", session.plan().footprint_bytes()},
+          {"memory_budget_bytes", session.plan().budget_bytes},
+          {"io_backend", st ? st->backend_name() : "none"},
+          {"io_bandwidth_emulated", st ? st->emulated() : false},{"prompt_tokens", s.prompt_tokens},
           {"generated_tokens", s.generated_tokens},
           {"prefill_tokens_per_s", s.prefill_tokens_per_s()},
           {"decode_tokens_per_s", s.decode_tokens_per_s()},
@@ -42,19 +79,16 @@ nlohmann::json stats_json(const GenerationStats& s, int n_threads) {
 int run_command(int argc, char** argv) {
   CLI::App app{"Generate text from a prompt. The generated text goes to stdout; logs and statistics to stderr.",
                "specflash run"};
-  SessionOptions options;
-  options.model_path = default_model_path();
+  SessionFlags session_flags;
   std::string prompt, prompt_file, stats_json_path;
   int n_predict = 128;
   SamplingParams sampling;
   sampling.seed = 0xC0FFEE;
   bool stats = false, ignore_eos = false, verbose = false, no_special = false;
-  app.add_option("-m,--model", options.model_path, "GGUF model file (default: the embedded stories260K)");
+  session_flags.add_to(app, /*model_required=*/false);
   app.add_option("-p,--prompt", prompt, "prompt text");
   app.add_option("-f,--file", prompt_file, "read the prompt from a file");
   app.add_option("-n,--n-predict", n_predict, "number of tokens to generate")->check(CLI::Range(0, 1 << 20));
-  app.add_option("-t,--threads", options.n_threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
-  app.add_option("-c,--ctx-size", options.n_ctx, "context size in tokens (default: min(trained, 4096))")->check(CLI::Range(0, 1 << 22));
   app.add_option("--temp", sampling.temperature, "temperature; 0 = greedy")->check(CLI::Range(0.0, 100.0));
   app.add_option("--top-k", sampling.top_k, "keep the k most likely tokens; 0 = off")->check(CLI::Range(0, 1 << 24));
   app.add_option("--top-p", sampling.top_p, "nucleus sampling threshold; 1 = off")->check(CLI::Range(0.0, 1.0));
@@ -78,10 +112,12 @@ int run_command(int argc, char** argv) {
     prompt = ss.str();
   }
 
-  auto session = Session::create(options);
+  auto options = session_flags.to_options();
+  if (!options.ok()) return fail(options.status());
+  auto session = Session::create(*options);
   if (!session.ok()) return fail(session.status());
   Session& s = **session;
-  SF_LOG_INFO("loaded %s in %.2f s", options.model_path.c_str(), s.load_seconds());
+  SF_LOG_INFO("loaded %s in %.2f s", options->model_path.c_str(), s.load_seconds());
   auto tokens = s.tokenize(prompt, !no_special);
   if (!tokens.ok()) return fail(tokens.status());
   if (static_cast<int>(tokens->size()) >= s.n_ctx())
@@ -96,11 +132,11 @@ int run_command(int argc, char** argv) {
   // Only the generated text goes to a pipe; a terminal gets a final newline for the prompt.
   if (isatty(fileno(stdout))) std::fputc('\n', stdout);
   if (!result.ok()) return fail(result.status());
-  if (stats) print_stats(*result, s.pool().size());
+  if (stats) print_stats(*result, s);
   if (!stats_json_path.empty()) {
     std::ofstream out(stats_json_path);
     if (!out) return fail(stats_json_path + ": cannot write statistics file");
-    out << stats_json(*result, s.pool().size()).dump(2) << "\n";
+    out << stats_json(*result, s).dump(2) << "\n";
   }
   return 0;
 }

@@ -1,6 +1,8 @@
 // Session: one model with its tokenizer, KV cache, threads and forward pass, and the
-// plain autoregressive generation loop. The entry point the CLI, server and benchmarks
-// use. Not thread-safe: one request at a time per Session.
+// plain autoregressive generation loop. The weights are fully resident, or, under a
+// memory budget, partly pinned and partly streamed from storage on every forward pass
+// (weights/). The entry point the CLI, server and benchmarks use.
+// Not thread-safe: one request at a time per Session.
 #pragma once
 
 #include <functional>
@@ -15,6 +17,9 @@
 #include "model/transformer.h"
 #include "sampling/sampler.h"
 #include "tokenizer/tokenizer.h"
+#include "weights/layer_streamer.h"
+#include "weights/memory_budget.h"
+#include "weights/residency_plan.h"
 
 namespace sf {
 
@@ -22,6 +27,20 @@ struct SessionOptions {
   std::string model_path;
   int n_threads = 0;  // 0: one per hardware thread
   int n_ctx = 0;      // 0: min(training context, 4096)
+  int max_batch = 256;  // rows per forward pass; longer prompts are evaluated in chunks
+  MemoryBudget mem_budget;  // default: unlimited (everything resident)
+  double io_bandwidth = 0;  // emulated storage rate in bytes/s; 0 = real device
+  int stream_buffers = 2;
+  DirectReaderOptions io;
+};
+
+// Counters of everything the session did since creation (or reset_counters()).
+struct SessionCounters {
+  uint64_t forward_passes = 0;
+  uint64_t rows_evaluated = 0;
+  double forward_seconds = 0;  // wall time inside forward passes
+  StreamStats stream;          // zero when nothing streams
+  double compute_seconds() const { return forward_seconds - stream.io_stall_seconds; }
 };
 
 struct GenerationStats {
@@ -31,6 +50,7 @@ struct GenerationStats {
   double prefill_seconds = 0;
   double decode_seconds = 0;
   uint64_t peak_rss_bytes = 0;
+  SessionCounters counters;  // for this generation only
   double prefill_tokens_per_s() const { return prefill_seconds > 0 ? prompt_tokens / prefill_seconds : 0; }
   // Decode rate counts tokens produced by decode steps (the first token comes from prefill).
   double decode_tokens_per_s() const {
@@ -44,10 +64,14 @@ class Session {
 
   const Model& model() const { return *model_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const ResidencyPlan& plan() const { return plan_; }
+  const SessionOptions& options() const { return options_; }
+  const LayerStreamer* streamer() const { return streamer_.get(); }
   int n_ctx() const { return cache_.n_ctx(); }
   int n_past() const { return n_past_; }
   ThreadPool& pool() { return pool_; }
   double load_seconds() const { return load_seconds_; }
+  SessionCounters counters() const;
 
   // Text to ids with the model's BOS rule; errors on invalid input.
   Result<std::vector<int32_t>> tokenize(const std::string& text, bool parse_special = true) const;
@@ -55,9 +79,9 @@ class Session {
   // Forgets the cached sequence.
   void reset() { n_past_ = 0; cache_.set_committed(0); }
 
-  // Appends tokens to the sequence and runs the forward pass. logits receives
-  // [n, n_vocab] when all_rows, else the last row's [n_vocab]. Error if the context
-  // would overflow.
+  // Appends tokens to the sequence and runs the forward pass (in chunks of max_batch).
+  // logits receives [n, n_vocab] when all_rows, else the last row's [n_vocab]. Error if the
+  // context would overflow or streaming fails.
   Status evaluate(const std::vector<int32_t>& tokens, bool all_rows, std::vector<float>* logits);
 
   // Plain autoregressive generation after reset(). on_token gets each generated id and its
@@ -68,16 +92,24 @@ class Session {
                                    const std::function<bool(int32_t, const std::string&)>& on_token);
 
  private:
-  Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, int n_threads, int n_ctx);
+  Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options,
+          int n_ctx);
+  Status evaluate_chunk(const std::vector<int32_t>& tokens, bool want_logits, bool all_rows, float* logits);
 
+  SessionOptions options_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   ThreadPool pool_;
   KvCache cache_;
   Transformer transformer_;
+  ResidencyPlan plan_;
+  std::unique_ptr<LayerStreamer> streamer_;
+  std::unique_ptr<ResidentLayerSource> resident_source_;
+  LayerSource* source_ = nullptr;
   std::vector<float> hidden_;
   int n_past_ = 0;
   double load_seconds_ = 0;
+  SessionCounters counters_;
 };
 
 }  // namespace sf

@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <map>
 
 #include "model/architecture.h"
 #include "quant/dequantize.h"
@@ -69,25 +68,31 @@ std::vector<std::string> layer_matrix_tensor_names(int layer) {
   return names;
 }
 
-Result<std::unique_ptr<ModelWeights>> ModelWeights::load_resident(const gguf::GgufFile& f,
-                                                                  const ModelHParams& hp) {
+Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::GgufFile& f, const ModelHParams& hp) {
   auto w = std::make_unique<ModelWeights>();
+  w->file_ = &f;
+  w->tied_ = hp.tied_output;
   const ArchitectureTraits& traits = architecture_traits(hp.arch);
   TensorBinder bind(f);
+  w->unit_tensors_.resize(hp.n_layer + 1);
+  w->unit_matrices_.resize(hp.n_layer + 1);
+  w->unit_resident_.assign(hp.n_layer + 1, false);
 
-  struct MatrixSlot {
-    const gguf::TensorInfo* info;
-    WeightMatrix* dst;
-  };
   struct VectorSlot {
     const gguf::TensorInfo* info;
     const float** dst;
   };
-  std::vector<MatrixSlot> matrices;
   std::vector<VectorSlot> vectors;
+  int unit = 0;
   auto matrix = [&](const std::string& name, int64_t in, int64_t out, WeightMatrix* dst) -> Status {
     SF_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, bind.find(name, {in, out}));
-    matrices.push_back({t, dst});
+    dst->type = t->type;
+    dst->cols = t->dims[0];
+    dst->rows = t->rows();
+    dst->row_stride = row_bytes(dst->type, dst->cols);
+    dst->data = nullptr;
+    w->unit_tensors_[unit].push_back(t);
+    w->unit_matrices_[unit].push_back(dst);
     return Status::Ok();
   };
   auto vector = [&](const std::string& name, int64_t n, const float** dst, bool optional = false) -> Status {
@@ -96,13 +101,12 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::load_resident(const gguf::Gg
     return Status::Ok();
   };
 
-  SF_RETURN_IF_ERROR(matrix("token_embd.weight", hp.n_embd, hp.n_vocab, &w->token_embd));
+  SF_ASSIGN_OR_RETURN(const gguf::TensorInfo* embd, bind.find("token_embd.weight", {hp.n_embd, hp.n_vocab}));
   SF_RETURN_IF_ERROR(vector("output_norm.weight", hp.n_embd, &w->output_norm));
-  if (!hp.tied_output) SF_RETURN_IF_ERROR(matrix("output.weight", hp.n_embd, hp.n_vocab, &w->output));
   SF_RETURN_IF_ERROR(vector("rope_freqs.weight", hp.n_rot / 2, &w->rope_freqs, /*optional=*/true));
-
   w->layers.resize(hp.n_layer);
   for (int l = 0; l < hp.n_layer; ++l) {
+    unit = l;
     LayerWeights& L = w->layers[l];
     SF_RETURN_IF_ERROR(vector(layer_name(l, "attn_norm.weight"), hp.n_embd, &L.attn_norm));
     SF_RETURN_IF_ERROR(matrix(layer_name(l, "attn_q.weight"), hp.n_embd, hp.q_dim(), &L.wq));
@@ -123,24 +127,14 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::load_resident(const gguf::Gg
       SF_RETURN_IF_ERROR(vector(layer_name(l, "attn_k_norm.weight"), hp.head_dim, &L.k_norm));
     }
   }
+  unit = hp.n_layer;
+  if (!hp.tied_output) SF_RETURN_IF_ERROR(matrix("output.weight", hp.n_embd, hp.n_vocab, &w->output));
 
-  // One allocation for all matrices; each starts on a 64-byte boundary.
-  std::map<const gguf::TensorInfo*, size_t> placed;  // token_embd may be bound twice (tied)
-  size_t total = 0;
-  for (const auto& m : matrices) {
-    if (placed.count(m.info)) continue;
-    placed[m.info] = total;
-    total += (m.info->n_bytes + 63) / 64 * 64;
-  }
-  w->storage_.allocate(total);
-
+  // Token embeddings and the small vectors are always resident.
   const int fd = ::open(f.path().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::Errorf("%s: cannot open: %s", f.path().c_str(), std::strerror(errno));
-  Status st;
-  for (const auto& [info, offset] : placed) {
-    st = read_exact(fd, w->storage_.data() + offset, info->n_bytes, info->file_offset, f.path());
-    if (!st.ok()) break;
-  }
+  w->embd_storage_.allocate(embd->n_bytes);
+  Status st = read_exact(fd, w->embd_storage_.data(), embd->n_bytes, embd->file_offset, f.path());
   std::vector<uint8_t> raw;
   for (const auto& v : vectors) {
     if (!st.ok()) break;
@@ -149,22 +143,65 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::load_resident(const gguf::Gg
     if (!st.ok()) break;
     std::vector<float> values(static_cast<size_t>(v.info->n_elements()));
     dequantize_row(v.info->type, raw.data(), values.data(), v.info->n_elements());
+    w->vector_bytes_ += values.size() * sizeof(float);
     w->vectors_.push_back(std::move(values));
     *v.dst = w->vectors_.back().data();
   }
   ::close(fd);
   SF_RETURN_IF_ERROR(st);
-
-  for (const auto& m : matrices) {
-    WeightMatrix& dst = *m.dst;
-    dst.type = m.info->type;
-    dst.cols = m.info->dims[0];
-    dst.rows = m.info->rows();
-    dst.row_stride = row_bytes(dst.type, dst.cols);
-    dst.data = w->storage_.data() + placed[m.info];
+  w->token_embd = {embd->type, embd->dims[0], embd->rows(), row_bytes(embd->type, embd->dims[0]), w->embd_storage_.data()};
+  if (hp.tied_output) {
+    w->output = w->token_embd;
+    w->unit_resident_[hp.n_layer] = true;
   }
-  if (hp.tied_output) w->output = w->token_embd;
   return w;
 }
+
+Result<std::unique_ptr<ModelWeights>> ModelWeights::load_resident(const gguf::GgufFile& f, const ModelHParams& hp) {
+  SF_ASSIGN_OR_RETURN(std::unique_ptr<ModelWeights> w, bind(f, hp));
+  SF_RETURN_IF_ERROR(w->load_units(std::vector<bool>(w->n_units(), true)));
+  return w;
+}
+
+Status ModelWeights::load_units(const std::vector<bool>& resident) {
+  SF_CHECK(static_cast<int>(resident.size()) == n_units());
+  SF_CHECK(storage_.size() == 0, "load_units called twice");
+  size_t total = 0;
+  for (int u = 0; u < n_units(); ++u)
+    if (resident[u])
+      for (const auto* t : unit_tensors_[u]) total += (t->n_bytes + 63) / 64 * 64;
+  if (total == 0) return Status::Ok();
+  storage_.allocate(total);
+  const int fd = ::open(file_->path().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Errorf("%s: cannot open: %s", file_->path().c_str(), std::strerror(errno));
+  size_t offset = 0;
+  Status st;
+  for (int u = 0; u < n_units() && st.ok(); ++u) {
+    if (!resident[u]) continue;
+    for (size_t i = 0; i < unit_tensors_[u].size() && st.ok(); ++i) {
+      const gguf::TensorInfo* t = unit_tensors_[u][i];
+      st = read_exact(fd, storage_.data() + offset, t->n_bytes, t->file_offset, file_->path());
+      unit_matrices_[u][i]->data = storage_.data() + offset;
+      offset += (t->n_bytes + 63) / 64 * 64;
+    }
+    unit_resident_[u] = true;
+  }
+  ::close(fd);
+  return st;
+}
+
+bool ModelWeights::fully_resident() const {
+  for (bool r : unit_resident_)
+    if (!r) return false;
+  return true;
+}
+
+uint64_t ModelWeights::unit_bytes(int unit) const {
+  uint64_t bytes = 0;
+  for (const auto* t : unit_tensors_[unit]) bytes += t->n_bytes;
+  return bytes;
+}
+
+uint64_t ModelWeights::base_resident_bytes() const { return embd_storage_.size() + vector_bytes_; }
 
 }  // namespace sf

@@ -33,11 +33,33 @@ struct LayerWeights {
 // GGUF names of a layer's matrix tensors, in a fixed order (the streamer reads these).
 std::vector<std::string> layer_matrix_tensor_names(int layer);
 
+// Weights are organised in units, the granularity of residency and streaming:
+// unit l < n_layer is layer l's seven matrices; unit n_layer is the LM head (output.weight;
+// when the head is tied to token_embd it is always resident with the embeddings).
 class ModelWeights {
  public:
-  // Binds every tensor and reads all of them into memory.
+  // Binds every tensor (shapes checked) and loads the small f32 vectors and the token
+  // embeddings. Matrices are not read yet: see load_units().
+  static Result<std::unique_ptr<ModelWeights>> bind(const gguf::GgufFile& file, const ModelHParams& hp);
+  // bind() + load every unit: the fully resident model.
   static Result<std::unique_ptr<ModelWeights>> load_resident(const gguf::GgufFile& file,
                                                              const ModelHParams& hp);
+
+  // Reads the units whose flag is set into resident memory (one allocation). Units not
+  // loaded keep data == nullptr until a streamer supplies them. Call once.
+  Status load_units(const std::vector<bool>& resident);
+
+  const gguf::GgufFile& file() const { return *file_; }
+  int n_units() const { return static_cast<int>(layers.size()) + 1; }
+  int head_unit() const { return static_cast<int>(layers.size()); }
+  bool head_is_tied() const { return tied_; }
+  bool unit_resident(int unit) const { return unit_resident_[unit]; }
+  bool fully_resident() const;
+  // The GGUF tensors holding a unit's matrices (empty for a tied head).
+  const std::vector<const gguf::TensorInfo*>& unit_tensors(int unit) const { return unit_tensors_[unit]; }
+  uint64_t unit_bytes(int unit) const;
+  // Bytes always resident whatever the plan: token embeddings and the f32 vectors.
+  uint64_t base_resident_bytes() const;
 
   WeightMatrix token_embd;           // [n_embd, n_vocab]: row per token
   WeightMatrix output;               // LM head [n_embd -> n_vocab]; == token_embd when tied
@@ -45,11 +67,19 @@ class ModelWeights {
   const float* rope_freqs = nullptr;   // [n_rot / 2] or nullptr
   std::vector<LayerWeights> layers;
 
-  size_t resident_bytes() const { return storage_.size(); }
+  // Matrix bytes resident now (base + loaded units).
+  uint64_t resident_bytes() const { return base_resident_bytes() + storage_.size(); }
 
  private:
-  AlignedBuffer storage_;                  // every matrix, 64-byte aligned, one allocation
+  const gguf::GgufFile* file_ = nullptr;
+  bool tied_ = false;
+  AlignedBuffer embd_storage_;               // token_embd
+  AlignedBuffer storage_;                    // resident unit matrices, 64-byte aligned
   std::vector<std::vector<float>> vectors_;  // f32 copies of norms and biases
+  uint64_t vector_bytes_ = 0;
+  std::vector<std::vector<const gguf::TensorInfo*>> unit_tensors_;
+  std::vector<std::vector<WeightMatrix*>> unit_matrices_;
+  std::vector<bool> unit_resident_;
 };
 
 }  // namespace sf

@@ -1,5 +1,6 @@
 #include "model/transformer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/check.h"
@@ -23,6 +24,14 @@ void Transformer::reserve(int64_t n) {
   gate_.resize(n * hp_.n_ff);
   up_.resize(n * hp_.n_ff);
   delta_.resize(n * hp_.n_embd);
+}
+
+uint64_t Transformer::scratch_bytes(const ModelHParams& hp, int64_t n) {
+  const uint64_t floats = static_cast<uint64_t>(n) * (2ull * hp.n_embd + 2ull * hp.q_dim() + 2ull * hp.kv_dim() +
+                                                      2ull * hp.n_ff);
+  // Quantised activations: at most ~1.1 bytes per input element for the widest matmul.
+  const uint64_t act = static_cast<uint64_t>(n) * std::max(hp.n_embd, hp.n_ff) * 2;
+  return floats * sizeof(float) + act;
 }
 
 void Transformer::embed(const ModelWeights& w, const int32_t* tokens, int64_t n, float* hidden) const {
@@ -87,17 +96,39 @@ void Transformer::run_layer(const LayerWeights& L, int layer_index, const float*
   for (int64_t i = 0; i < n * E; ++i) hidden[i] += delta_[i];
 }
 
-void Transformer::run_layers(const ModelWeights& w, const ForwardBatch& batch, int begin, int end,
-                             KvCache& cache, float* hidden) {
+Status Transformer::run_layers(LayerSource& source, const ModelWeights& w, const ForwardBatch& batch, int begin,
+                               int end, KvCache& cache, float* hidden) {
   SF_CHECK(begin >= 0 && end <= hp_.n_layer && begin <= end);
-  for (int l = begin; l < end; ++l) run_layer(w.layers[l], l, w.rope_freqs, batch, cache, hidden);
+  for (int l = begin; l < end; ++l) {
+    SF_ASSIGN_OR_RETURN(const LayerWeights* layer, source.acquire_layer(l));
+    run_layer(*layer, l, w.rope_freqs, batch, cache, hidden);
+    source.release_layer(l);
+  }
+  return Status::Ok();
 }
 
-void Transformer::logits(const ModelWeights& w, const float* hidden, int64_t n_rows, float* logits) {
+Status Transformer::logits(LayerSource& source, const ModelWeights& w, const float* hidden, int64_t n_rows,
+                           float* logits) {
   reserve(n_rows);
   const int E = hp_.n_embd;
   for (int64_t t = 0; t < n_rows; ++t) rms_norm(hidden + t * E, w.output_norm, hp_.rms_eps, E, xb_.data() + t * E);
-  matmul(w.output, xb_.data(), n_rows, E, logits, hp_.n_vocab, pool_, matmul_scratch_);
+  SF_ASSIGN_OR_RETURN(const WeightMatrix* head, source.acquire_output());
+  matmul(*head, xb_.data(), n_rows, E, logits, hp_.n_vocab, pool_, matmul_scratch_);
+  source.release_output();
+  return Status::Ok();
+}
+
+void Transformer::run_layers(const ModelWeights& w, const ForwardBatch& batch, int begin, int end, KvCache& cache,
+                             float* hidden) {
+  SF_CHECK(w.fully_resident(), "run_layers without a LayerSource needs fully resident weights");
+  ResidentLayerSource source(w);
+  SF_CHECK(run_layers(source, w, batch, begin, end, cache, hidden).ok());
+}
+
+void Transformer::logits(const ModelWeights& w, const float* hidden, int64_t n_rows, float* logits) {
+  SF_CHECK(w.fully_resident(), "logits without a LayerSource needs fully resident weights");
+  ResidentLayerSource source(w);
+  SF_CHECK(this->logits(source, w, hidden, n_rows, logits).ok());
 }
 
 }  // namespace sf

@@ -16,6 +16,7 @@
 #include "kv/kv_cache.h"
 #include "model/forward_batch.h"
 #include "model/hparams.h"
+#include "model/layer_source.h"
 #include "model/model_weights.h"
 
 namespace sf {
@@ -30,14 +31,22 @@ class Transformer {
   void run_layer(const LayerWeights& layer, int layer_index, const float* rope_freqs,
                  const ForwardBatch& batch, KvCache& cache, float* hidden);
 
-  // Layers [begin, end) with resident weights.
+  // Layers [begin, end), weights from `source` (resident or streamed). Fails only when the
+  // source does (an I/O error while streaming).
+  Status run_layers(LayerSource& source, const ModelWeights& w, const ForwardBatch& batch, int begin, int end,
+                    KvCache& cache, float* hidden);
+  // Final RMSNorm + LM head for n_rows rows of hidden: logits [n_rows, n_vocab].
+  Status logits(LayerSource& source, const ModelWeights& w, const float* hidden, int64_t n_rows, float* logits);
+
+  // The same over fully resident weights (SF_CHECKed); cannot fail.
   void run_layers(const ModelWeights& w, const ForwardBatch& batch, int begin, int end,
                   KvCache& cache, float* hidden);
-
-  // Final RMSNorm + LM head for n_rows rows of hidden: logits [n_rows, n_vocab].
   void logits(const ModelWeights& w, const float* hidden, int64_t n_rows, float* logits);
 
   const ModelHParams& hparams() const { return hp_; }
+
+  // Upper bound of the scratch memory for batches of up to max_batch rows.
+  static uint64_t scratch_bytes(const ModelHParams& hp, int64_t max_batch);
 
  private:
   void reserve(int64_t n_tokens);

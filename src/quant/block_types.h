@@ -10,24 +10,24 @@
 
 namespace sf::quant {
 
-inline constexpr int kQK = 32;    // elements per block of the legacy formats
+inline constexpr int kQK = 32;     // elements per block of the legacy formats
 inline constexpr int kQK_K = 256;  // elements per K-quant super-block
 
 struct BlockQ4_0 {
-  uint16_t d;       // scale: x = d * (q - 8)
-  uint8_t qs[16];   // element j in the low nibble of qs[j], element j + 16 in the high nibble
+  uint16_t d;      // scale: x = d * (q - 8)
+  uint8_t qs[16];  // element j in the low nibble of qs[j], element j + 16 in the high nibble
 };
 struct BlockQ4_1 {
-  uint16_t d, m;    // x = d * q + m
+  uint16_t d, m;  // x = d * q + m
   uint8_t qs[16];
 };
 struct BlockQ5_0 {
-  uint16_t d;       // x = d * (q - 16)
-  uint8_t qh[4];    // bit j (little-endian uint32) = fifth bit of element j
+  uint16_t d;     // x = d * (q - 16)
+  uint8_t qh[4];  // bit j (little-endian uint32) = fifth bit of element j
   uint8_t qs[16];
 };
 struct BlockQ5_1 {
-  uint16_t d, m;    // x = d * q + m
+  uint16_t d, m;  // x = d * q + m
   uint8_t qh[4];
   uint8_t qs[16];
 };
@@ -37,7 +37,7 @@ struct BlockQ8_0 {
 };
 struct BlockQ8_1 {
   uint16_t d;
-  uint16_t s;       // d * sum(qs), lets the Q4_1/Q5_1 dot fold in the weight offset m
+  uint16_t s;  // d * sum(qs), lets the Q4_1/Q5_1 dot fold in the weight offset m
   int8_t qs[32];
 };
 
@@ -65,15 +65,15 @@ struct BlockQ5_K {
   uint8_t qs[128];
 };
 struct BlockQ6_K {
-  uint8_t ql[128];     // low four bits
-  uint8_t qh[64];      // high two bits
-  int8_t scales[16];   // one per 16 elements
+  uint8_t ql[128];    // low four bits
+  uint8_t qh[64];     // high two bits
+  int8_t scales[16];  // one per 16 elements
   uint16_t d;
 };
 struct BlockQ8_K {
-  float d;             // fp32, unlike the other formats
+  float d;  // fp32, unlike the other formats
   int8_t qs[256];
-  int16_t bsums[16];   // sums of qs in groups of 16, used for the weight mins of Q2_K/Q4_K/Q5_K
+  int16_t bsums[16];  // sums of qs in groups of 16, used for the weight mins of Q2_K/Q4_K/Q5_K
 };
 
 static_assert(sizeof(BlockQ4_0) == 18);

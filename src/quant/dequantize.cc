@@ -26,8 +26,8 @@ namespace quant {
 namespace {
 
 int64_t num_blocks(int64_t n, int64_t block) {
-  SF_CHECK(n % block == 0, "%lld elements is not a multiple of the block size %lld",
-           static_cast<long long>(n), static_cast<long long>(block));
+  SF_CHECK(n % block == 0, "%lld elements is not a multiple of the block size %lld", static_cast<long long>(n),
+           static_cast<long long>(block));
   return n / block;
 }
 
@@ -277,21 +277,51 @@ void quantize_row_q8_1(const float* x, void* dst, int64_t n) {
 void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
   using namespace quant;
   switch (type) {
-    case GgmlType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
-    case GgmlType::F16: dequantize_row_f16(src, dst, n); return;
-    case GgmlType::BF16: dequantize_row_bf16(src, dst, n); return;
-    case GgmlType::Q4_0: dequantize_row_q4_0(src, dst, n); return;
-    case GgmlType::Q4_1: dequantize_row_q4_1(src, dst, n); return;
-    case GgmlType::Q5_0: dequantize_row_q5_0(src, dst, n); return;
-    case GgmlType::Q5_1: dequantize_row_q5_1(src, dst, n); return;
-    case GgmlType::Q8_0: dequantize_row_q8_0(src, dst, n); return;
-    case GgmlType::Q8_1: dequantize_row_q8_1(src, dst, n); return;
-    case GgmlType::Q2_K: dequantize_row_q2_k(src, dst, n); return;
-    case GgmlType::Q3_K: dequantize_row_q3_k(src, dst, n); return;
-    case GgmlType::Q4_K: dequantize_row_q4_k(src, dst, n); return;
-    case GgmlType::Q5_K: dequantize_row_q5_k(src, dst, n); return;
-    case GgmlType::Q6_K: dequantize_row_q6_k(src, dst, n); return;
-    case GgmlType::Q8_K: dequantize_row_q8_k(src, dst, n); return;
+    case GgmlType::F32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+      return;
+    case GgmlType::F16:
+      dequantize_row_f16(src, dst, n);
+      return;
+    case GgmlType::BF16:
+      dequantize_row_bf16(src, dst, n);
+      return;
+    case GgmlType::Q4_0:
+      dequantize_row_q4_0(src, dst, n);
+      return;
+    case GgmlType::Q4_1:
+      dequantize_row_q4_1(src, dst, n);
+      return;
+    case GgmlType::Q5_0:
+      dequantize_row_q5_0(src, dst, n);
+      return;
+    case GgmlType::Q5_1:
+      dequantize_row_q5_1(src, dst, n);
+      return;
+    case GgmlType::Q8_0:
+      dequantize_row_q8_0(src, dst, n);
+      return;
+    case GgmlType::Q8_1:
+      dequantize_row_q8_1(src, dst, n);
+      return;
+    case GgmlType::Q2_K:
+      dequantize_row_q2_k(src, dst, n);
+      return;
+    case GgmlType::Q3_K:
+      dequantize_row_q3_k(src, dst, n);
+      return;
+    case GgmlType::Q4_K:
+      dequantize_row_q4_k(src, dst, n);
+      return;
+    case GgmlType::Q5_K:
+      dequantize_row_q5_k(src, dst, n);
+      return;
+    case GgmlType::Q6_K:
+      dequantize_row_q6_k(src, dst, n);
+      return;
+    case GgmlType::Q8_K:
+      dequantize_row_q8_k(src, dst, n);
+      return;
   }
   SF_CHECK(false, "dequantize_row: unsupported type %u", static_cast<unsigned>(type));
 }
@@ -299,21 +329,51 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
 void quantize_row(GgmlType type, const float* src, void* dst, int64_t n) {
   using namespace quant;
   switch (type) {
-    case GgmlType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
-    case GgmlType::F16: quantize_row_f16(src, dst, n); return;
-    case GgmlType::BF16: quantize_row_bf16(src, dst, n); return;
-    case GgmlType::Q4_0: quantize_row_q4_0(src, dst, n); return;
-    case GgmlType::Q4_1: quantize_row_q4_1(src, dst, n); return;
-    case GgmlType::Q5_0: quantize_row_q5_0(src, dst, n); return;
-    case GgmlType::Q5_1: quantize_row_q5_1(src, dst, n); return;
-    case GgmlType::Q8_0: quantize_row_q8_0(src, dst, n); return;
-    case GgmlType::Q8_1: quantize_row_q8_1(src, dst, n); return;
-    case GgmlType::Q2_K: quantize_row_q2_k(src, dst, n); return;
-    case GgmlType::Q3_K: quantize_row_q3_k(src, dst, n); return;
-    case GgmlType::Q4_K: quantize_row_q4_k(src, dst, n); return;
-    case GgmlType::Q5_K: quantize_row_q5_k(src, dst, n); return;
-    case GgmlType::Q6_K: quantize_row_q6_k(src, dst, n); return;
-    case GgmlType::Q8_K: quantize_row_q8_k(src, dst, n); return;
+    case GgmlType::F32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+      return;
+    case GgmlType::F16:
+      quantize_row_f16(src, dst, n);
+      return;
+    case GgmlType::BF16:
+      quantize_row_bf16(src, dst, n);
+      return;
+    case GgmlType::Q4_0:
+      quantize_row_q4_0(src, dst, n);
+      return;
+    case GgmlType::Q4_1:
+      quantize_row_q4_1(src, dst, n);
+      return;
+    case GgmlType::Q5_0:
+      quantize_row_q5_0(src, dst, n);
+      return;
+    case GgmlType::Q5_1:
+      quantize_row_q5_1(src, dst, n);
+      return;
+    case GgmlType::Q8_0:
+      quantize_row_q8_0(src, dst, n);
+      return;
+    case GgmlType::Q8_1:
+      quantize_row_q8_1(src, dst, n);
+      return;
+    case GgmlType::Q2_K:
+      quantize_row_q2_k(src, dst, n);
+      return;
+    case GgmlType::Q3_K:
+      quantize_row_q3_k(src, dst, n);
+      return;
+    case GgmlType::Q4_K:
+      quantize_row_q4_k(src, dst, n);
+      return;
+    case GgmlType::Q5_K:
+      quantize_row_q5_k(src, dst, n);
+      return;
+    case GgmlType::Q6_K:
+      quantize_row_q6_k(src, dst, n);
+      return;
+    case GgmlType::Q8_K:
+      quantize_row_q8_k(src, dst, n);
+      return;
   }
   SF_CHECK(false, "quantize_row: unsupported type %u", static_cast<unsigned>(type));
 }

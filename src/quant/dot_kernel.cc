@@ -26,34 +26,35 @@ const DotKernel* find_in(const std::vector<DotKernel>& table, GgmlType w, GgmlTy
 
 void quantize_f32(const float* x, void* dst, int64_t n) { quantize_row(GgmlType::F32, x, dst, n); }
 void quantize_f16(const float* x, void* dst, int64_t n) { quantize_row(GgmlType::F16, x, dst, n); }
-void quantize_bf16(const float* x, void* dst, int64_t n) {
-  quantize_row(GgmlType::BF16, x, dst, n);
-}
+void quantize_bf16(const float* x, void* dst, int64_t n) { quantize_row(GgmlType::BF16, x, dst, n); }
 
 // Activation conversions that stay scalar: they are O(n) per token against O(n * rows) for
 // the dots, and the scalar path is bit-exact by construction.
 quant::QuantizeFn scalar_activation_quantizer(GgmlType type) {
   switch (type) {
-    case GgmlType::F32: return &quantize_f32;
-    case GgmlType::F16: return &quantize_f16;
-    case GgmlType::BF16: return &quantize_bf16;
-    default: return nullptr;
+    case GgmlType::F32:
+      return &quantize_f32;
+    case GgmlType::F16:
+      return &quantize_f16;
+    case GgmlType::BF16:
+      return &quantize_bf16;
+    default:
+      return nullptr;
   }
 }
 
 // SIMD kernels for one target; pairs a SIMD file does not provide fall back to the reference.
 std::vector<DotKernel> build_table(int64_t target) {
   std::vector<DotKernel> table;
-  for (KernelList list : {quant::float_dot_kernels(target), quant::legacy_dot_kernels(target),
-                          quant::k_dot_kernels(target)}) {
+  for (KernelList list :
+       {quant::float_dot_kernels(target), quant::legacy_dot_kernels(target), quant::k_dot_kernels(target)}) {
     for (size_t i = 0; i < list.size; ++i) {
       DotKernel k = list.data[i];
       k.quantize_activation = quant::simd_activation_quantizer(k.activation_type, target);
       if (k.quantize_activation == nullptr) {
         k.quantize_activation = scalar_activation_quantizer(k.activation_type);
       }
-      SF_CHECK(k.quantize_activation != nullptr, "no activation quantiser for %s",
-               type_name(k.activation_type));
+      SF_CHECK(k.quantize_activation != nullptr, "no activation quantiser for %s", type_name(k.activation_type));
       table.push_back(k);
     }
   }
@@ -75,21 +76,27 @@ const std::vector<DotKernel>& best_table() {
 
 GgmlType default_activation_type(GgmlType weight_type) {
   switch (weight_type) {
-    case GgmlType::F32: return GgmlType::F32;
-    case GgmlType::F16: return GgmlType::F16;
-    case GgmlType::BF16: return GgmlType::BF16;
+    case GgmlType::F32:
+      return GgmlType::F32;
+    case GgmlType::F16:
+      return GgmlType::F16;
+    case GgmlType::BF16:
+      return GgmlType::BF16;
     case GgmlType::Q4_0:
     case GgmlType::Q5_0:
-    case GgmlType::Q8_0: return GgmlType::Q8_0;
+    case GgmlType::Q8_0:
+      return GgmlType::Q8_0;
     case GgmlType::Q4_1:
     case GgmlType::Q5_1:
-    case GgmlType::Q8_1: return GgmlType::Q8_1;
+    case GgmlType::Q8_1:
+      return GgmlType::Q8_1;
     case GgmlType::Q2_K:
     case GgmlType::Q3_K:
     case GgmlType::Q4_K:
     case GgmlType::Q5_K:
     case GgmlType::Q6_K:
-    case GgmlType::Q8_K: return GgmlType::Q8_K;
+    case GgmlType::Q8_K:
+      return GgmlType::Q8_K;
   }
   SF_CHECK(false, "unknown type %u", static_cast<unsigned>(weight_type));
   return weight_type;
@@ -113,8 +120,7 @@ std::vector<int64_t> dot_kernel_targets() { return quant::compiled_simd_targets(
 
 std::string dot_kernel_target_name(int64_t target) { return hwy::TargetName(target); }
 
-const DotKernel* find_dot_kernel_for_target(GgmlType weight_type, GgmlType activation_type,
-                                            int64_t target) {
+const DotKernel* find_dot_kernel_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target) {
   static std::mutex mu;
   static std::map<int64_t, std::unique_ptr<const std::vector<DotKernel>>> tables;
   std::lock_guard<std::mutex> lock(mu);

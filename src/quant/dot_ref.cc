@@ -18,8 +18,12 @@ namespace {
 // ---- float formats
 
 float to_float(float v) { return v; }
-struct F16Bits { uint16_t bits; };
-struct BF16Bits { uint16_t bits; };
+struct F16Bits {
+  uint16_t bits;
+};
+struct BF16Bits {
+  uint16_t bits;
+};
 float to_float(F16Bits v) { return fp16_to_fp32(v.bits); }
 float to_float(BF16Bits v) { return bf16_to_fp32(v.bits); }
 
@@ -198,9 +202,14 @@ float dot_k(const void* wp, const void* xp, int64_t n) {
   return sum;
 }
 
+template <float (*Dot)(const void*, const void*, int64_t), int64_t kBlock>
+float checked(const void* w, const void* x, int64_t n) {
+  SF_CHECK(n % kBlock == 0, "dot of %lld elements: not whole blocks", static_cast<long long>(n));
+  return Dot(w, x, n);
+}
+
 template <float (*Dot)(const void*, const void*, int64_t)>
-void dot_rows_loop(const void* w, size_t stride, int64_t n_rows, const void* x, int64_t n,
-                   float* out) {
+void dot_rows_loop(const void* w, size_t stride, int64_t n_rows, const void* x, int64_t n, float* out) {
   for (int64_t r = 0; r < n_rows; ++r) out[r] = Dot(static_cast<const uint8_t*>(w) + r * stride, x, n);
 }
 
@@ -211,25 +220,19 @@ void quantize_as(const float* x, void* dst, int64_t n) {
 
 template <GgmlType W, GgmlType A, float (*Dot)(const void*, const void*, int64_t)>
 constexpr DotKernel entry() {
-  return DotKernel{W, A, &quantize_as<A>, Dot, &dot_rows_loop<Dot>};
+  constexpr int64_t kBlock = A == GgmlType::Q8_K ? kQK_K : (A == GgmlType::Q8_0 || A == GgmlType::Q8_1) ? kQK : 1;
+  return DotKernel{W, A, &quantize_as<A>, &checked<Dot, kBlock>, &dot_rows_loop<&checked<Dot, kBlock>>};
 }
 
 using G = GgmlType;
 constexpr DotKernel kRefKernels[] = {
-    entry<G::F32, G::F32, dot_float<float, float>>(),
-    entry<G::F16, G::F16, dot_float<F16Bits, F16Bits>>(),
-    entry<G::F16, G::F32, dot_float<F16Bits, float>>(),
-    entry<G::BF16, G::BF16, dot_float<BF16Bits, BF16Bits>>(),
-    entry<G::BF16, G::F32, dot_float<BF16Bits, float>>(),
-    entry<G::Q4_0, G::Q8_0, dot_symmetric<BlockQ4_0>>(),
-    entry<G::Q4_1, G::Q8_1, dot_with_min<BlockQ4_1>>(),
-    entry<G::Q5_0, G::Q8_0, dot_symmetric<BlockQ5_0>>(),
-    entry<G::Q5_1, G::Q8_1, dot_with_min<BlockQ5_1>>(),
-    entry<G::Q8_0, G::Q8_0, dot_symmetric<BlockQ8_0>>(),
-    entry<G::Q2_K, G::Q8_K, dot_k<BlockQ2_K>>(),
-    entry<G::Q3_K, G::Q8_K, dot_k<BlockQ3_K>>(),
-    entry<G::Q4_K, G::Q8_K, dot_k<BlockQ4_K>>(),
-    entry<G::Q5_K, G::Q8_K, dot_k<BlockQ5_K>>(),
+    entry<G::F32, G::F32, dot_float<float, float>>(),     entry<G::F16, G::F16, dot_float<F16Bits, F16Bits>>(),
+    entry<G::F16, G::F32, dot_float<F16Bits, float>>(),   entry<G::BF16, G::BF16, dot_float<BF16Bits, BF16Bits>>(),
+    entry<G::BF16, G::F32, dot_float<BF16Bits, float>>(), entry<G::Q4_0, G::Q8_0, dot_symmetric<BlockQ4_0>>(),
+    entry<G::Q4_1, G::Q8_1, dot_with_min<BlockQ4_1>>(),   entry<G::Q5_0, G::Q8_0, dot_symmetric<BlockQ5_0>>(),
+    entry<G::Q5_1, G::Q8_1, dot_with_min<BlockQ5_1>>(),   entry<G::Q8_0, G::Q8_0, dot_symmetric<BlockQ8_0>>(),
+    entry<G::Q2_K, G::Q8_K, dot_k<BlockQ2_K>>(),          entry<G::Q3_K, G::Q8_K, dot_k<BlockQ3_K>>(),
+    entry<G::Q4_K, G::Q8_K, dot_k<BlockQ4_K>>(),          entry<G::Q5_K, G::Q8_K, dot_k<BlockQ5_K>>(),
     entry<G::Q6_K, G::Q8_K, dot_k<BlockQ6_K>>(),
 };
 

@@ -82,9 +82,8 @@ constexpr DotKernel Entry(GgmlType w, GgmlType a) {
 const DotKernel* GetFloatKernels(size_t* count) {
   using G = GgmlType;
   static constexpr DotKernel kKernels[] = {
-      Entry<F32, F32>(G::F32, G::F32),     Entry<F16, F16>(G::F16, G::F16),
-      Entry<F16, F32>(G::F16, G::F32),     Entry<BF16, BF16>(G::BF16, G::BF16),
-      Entry<BF16, F32>(G::BF16, G::F32),
+      Entry<F32, F32>(G::F32, G::F32),     Entry<F16, F16>(G::F16, G::F16),   Entry<F16, F32>(G::F16, G::F32),
+      Entry<BF16, BF16>(G::BF16, G::BF16), Entry<BF16, F32>(G::BF16, G::F32),
   };
   *count = std::size(kKernels);
   return kKernels;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "base/check.h"
 #include "base/fp16.h"
 #include "quant/block_types.h"
 #include "quant/kernel_registry.h"
@@ -230,8 +231,7 @@ inline constexpr size_t kMinVecs = 8 / kLM;
 // the activation's two 16-element groups under each 32-element sub-block.
 HWY_INLINE void AccumulateMinsK4(VS8 scales_mins, const int16_t* bsums, float dmin, VMF* acc) {
   HWY_ALIGN uint8_t bytes[16];
-  hn::Store(hn::BitCast(hn::Rebind<uint8_t, DS8>(), scales_mins), hn::Rebind<uint8_t, DS8>(),
-            bytes);
+  hn::Store(hn::BitCast(hn::Rebind<uint8_t, DS8>(), scales_mins), hn::Rebind<uint8_t, DS8>(), bytes);
   const hn::Rebind<uint8_t, DM> d8;
   const VMF vd = hn::Set(DMF(), dmin);
   for (size_t k = 0; k < kMinVecs; ++k) {
@@ -265,18 +265,19 @@ float DotQ45K(const void* wp, const void* xp, int64_t n) {
     HWY_ALIGN int32_t pairs[4];
     {
       HWY_ALIGN uint8_t bytes[16];
-      hn::Store(hn::BitCast(hn::Rebind<uint8_t, DS8>(), scales_mins), hn::Rebind<uint8_t, DS8>(),
-                bytes);
+      hn::Store(hn::BitCast(hn::Rebind<uint8_t, DS8>(), scales_mins), hn::Rebind<uint8_t, DS8>(), bytes);
       for (int g = 0; g < 4; ++g) pairs[g] = bytes[2 * g] | (bytes[2 * g + 1] << 16);
     }
     V16 hv[kChunks];
     if constexpr (kFiveBit) {
+#pragma GCC unroll 4
       for (size_t c = 0; c < kChunks; ++c) hv[c] = LoadU8(b.qh + c * kL16);
     }
     V32 s0 = hn::Zero(D32()), s1 = hn::Zero(D32());
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       const V16 scale_pair = hn::BitCast(D16(), hn::Set(D32(), pairs[g]));
+#pragma GCC unroll 4
       for (size_t c = 0; c < kChunks; ++c) {
         const V16 v = LoadU8(b.qs + 32 * g + c * kL16);
         V16 lo = hn::And(v, k15);
@@ -293,8 +294,8 @@ float DotQ45K(const void* wp, const void* xp, int64_t n) {
         V32 lo0 = hn::Zero(D32()), lo1 = lo0, hi0 = lo0, hi1 = lo0;
         MulAcc(lo, LoadI8(xq), lo0, lo1);
         MulAcc(hi, LoadI8(xq + 32), hi0, hi1);
-        const V32 packed = hn::Or(hn::And(FinishDot(lo0, lo1), hn::Set(D32(), 0xFFFF)),
-                                  hn::ShiftLeft<16>(FinishDot(hi0, hi1)));
+        const V32 packed =
+            hn::Or(hn::And(FinishDot(lo0, lo1), hn::Set(D32(), 0xFFFF)), hn::ShiftLeft<16>(FinishDot(hi0, hi1)));
         MulAcc(hn::BitCast(D16(), packed), scale_pair, s0, s1);
       }
     }
@@ -306,23 +307,29 @@ float DotQ45K(const void* wp, const void* xp, int64_t n) {
   return ReduceSum(acc) - hn::GetLane(hn::SumOfLanes(DMF(), mins));
 }
 
+// The kernels proper; the entries below check n once.
+template <float (*Dot)(const void*, const void*, int64_t)>
+float CheckedDot(const void* w, const void* x, int64_t n) {
+  SF_CHECK(n % kQK_K == 0, "dot of %lld elements: not whole super-blocks", static_cast<long long>(n));
+  return Dot(w, x, n);
+}
+
 template <float (*Dot)(const void*, const void*, int64_t)>
 void DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, int64_t n, float* out) {
+  SF_CHECK(n % kQK_K == 0, "dot of %lld elements: not whole super-blocks", static_cast<long long>(n));
   for (int64_t r = 0; r < n_rows; ++r) out[r] = Dot(static_cast<const uint8_t*>(w) + r * stride, x, n);
 }
 
 template <float (*Dot)(const void*, const void*, int64_t)>
 constexpr DotKernel Entry(GgmlType w) {
-  return DotKernel{w, GgmlType::Q8_K, nullptr, Dot, &DotRows<Dot>};
+  return DotKernel{w, GgmlType::Q8_K, nullptr, &CheckedDot<Dot>, &DotRows<Dot>};
 }
 
 const DotKernel* GetKKernels(size_t* count) {
   using G = GgmlType;
   static constexpr DotKernel kKernels[] = {
-      Entry<DotK16<Q2KFormat>>(G::Q2_K),
-      Entry<DotK16<Q3KFormat>>(G::Q3_K),
-      Entry<DotQ45K<false, BlockQ4_K>>(G::Q4_K),
-      Entry<DotQ45K<true, BlockQ5_K>>(G::Q5_K),
+      Entry<DotK16<Q2KFormat>>(G::Q2_K),         Entry<DotK16<Q3KFormat>>(G::Q3_K),
+      Entry<DotQ45K<false, BlockQ4_K>>(G::Q4_K), Entry<DotQ45K<true, BlockQ5_K>>(G::Q5_K),
       Entry<DotK16<Q6KFormat>>(G::Q6_K),
   };
   *count = std::size(kKernels);

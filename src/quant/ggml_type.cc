@@ -51,8 +51,8 @@ std::optional<GgmlType> type_from_name(std::string_view name) {
 
 size_t row_bytes(GgmlType type, int64_t n) {
   const TypeInfo& info = type_info(type);
-  SF_CHECK(n % info.block_size == 0, "%lld elements is not a multiple of %s's block size",
-           static_cast<long long>(n), info.name);
+  SF_CHECK(n % info.block_size == 0, "%lld elements is not a multiple of %s's block size", static_cast<long long>(n),
+           info.name);
   return static_cast<size_t>(n / info.block_size) * info.block_bytes;
 }
 

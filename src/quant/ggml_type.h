@@ -29,10 +29,10 @@ enum class GgmlType : uint32_t {
 
 struct TypeInfo {
   GgmlType type;
-  const char* name;      // "Q4_K", as llama.cpp prints it
-  int64_t block_size;    // elements per block (1 for F32/F16/BF16)
-  size_t block_bytes;    // bytes per block
-  bool is_weight_type;   // may appear as a weight in a model this engine runs
+  const char* name;     // "Q4_K", as llama.cpp prints it
+  int64_t block_size;   // elements per block (1 for F32/F16/BF16)
+  size_t block_bytes;   // bytes per block
+  bool is_weight_type;  // may appear as a weight in a model this engine runs
 };
 
 // nullptr when the raw number is not a type this engine knows.

@@ -122,10 +122,14 @@ void QuantizeQ8_K(const float* x, void* dst, int64_t n) {
 
 QuantizeFn GetActivationQuantizer(GgmlType type) {
   switch (type) {
-    case GgmlType::Q8_0: return &QuantizeQ8_0;
-    case GgmlType::Q8_1: return &QuantizeQ8_1;
-    case GgmlType::Q8_K: return &QuantizeQ8_K;
-    default: return nullptr;
+    case GgmlType::Q8_0:
+      return &QuantizeQ8_0;
+    case GgmlType::Q8_1:
+      return &QuantizeQ8_1;
+    case GgmlType::Q8_K:
+      return &QuantizeQ8_K;
+    default:
+      return nullptr;
   }
 }
 

@@ -133,9 +133,8 @@ float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
 // Asymmetric search (make_qkx2_quants): x ~ scale * L + min with min <= 0; tries nstep + 1
 // scales around nmax / (max - min) and solves the weighted least squares for (scale, min)
 // at each. Returns scale, stores -min in *the_min.
-float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
-                       float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
-                       bool use_mad) {
+float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, uint8_t* Laux,
+                       float rmin, float rdelta, int nstep, bool use_mad) {
   float min = x[0], max = x[0];
   float sum_w = weights[0];
   float sum_x = sum_w * x[0];
@@ -204,8 +203,8 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
 void pack_2bit(const uint8_t* L, uint8_t* qs) {
   for (int j = 0; j < kQK_K; j += 128) {
     for (int l = 0; l < 32; ++l) {
-      qs[j / 4 + l] = static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 2) |
-                                           (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
+      qs[j / 4 + l] =
+          static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
     }
   }
 }
@@ -224,8 +223,8 @@ void pack_scale_min_k4(int j, uint8_t ls, uint8_t lm, uint8_t* s) {
 
 // Shared by Q4_K and Q5_K: per 32-element sub-block asymmetric search, 6-bit scales and mins
 // against fp16 d/dmin, then re-quantisation into L (0..nmax).
-void quantize_superblock_k4(const float* x, int nmax, float rmin, int nstep, uint16_t* d,
-                            uint16_t* dmin, uint8_t* scales12, uint8_t* L) {
+void quantize_superblock_k4(const float* x, int nmax, float rmin, int nstep, uint16_t* d, uint16_t* dmin,
+                            uint8_t* scales12, uint8_t* L) {
   uint8_t Laux[32];
   float weights[32];
   float mins[8];
@@ -236,8 +235,7 @@ void quantize_superblock_k4(const float* x, int nmax, float rmin, int nstep, uin
     for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
     const float av_x = std::sqrt(sum_x2 / 32);
     for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(x[32 * j + l]);
-    scales[j] = make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin,
-                                 0.1f, nstep, false);
+    scales[j] = make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep, false);
     if (scales[j] > max_scale) max_scale = scales[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
@@ -280,8 +278,7 @@ void quantize_row_q2_k(const float* x, void* dst, int64_t n) {
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < 16; ++j) {
       for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
-      scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f,
-                                   0.1f, 15, true);
+      scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
       if (scales[j] > max_scale) max_scale = scales[j];
       if (mins[j] > max_min) max_min = mins[j];
     }
@@ -455,8 +452,7 @@ void quantize_row_q6_k(const float* x, void* dst, int64_t n) {
         const int q1 = L[j + l], q2 = L[j + l + 32], q3 = L[j + l + 64], q4 = L[j + l + 96];
         ql[l] = static_cast<uint8_t>((q1 & 0xF) | ((q3 & 0xF) << 4));
         ql[l + 32] = static_cast<uint8_t>((q2 & 0xF) | ((q4 & 0xF) << 4));
-        qh[l] = static_cast<uint8_t>((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) |
-                                     ((q4 >> 4) << 6));
+        qh[l] = static_cast<uint8_t>((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6));
       }
     }
   }

@@ -30,8 +30,8 @@ Fn pick_target(Fn const* table, int64_t target) {
     if (!chosen.IsInitialized()) chosen.Update(hwy::SupportedTargets());
     return table[chosen.GetIndex()];
   }
-  const int64_t mask = (HWY_CHOSEN_TARGET_SHIFT(target) | HWY_CHOSEN_TARGET_MASK_SCALAR) &
-                       HWY_CHOSEN_TARGET_MASK_TARGETS;
+  const int64_t mask =
+      (HWY_CHOSEN_TARGET_SHIFT(target) | HWY_CHOSEN_TARGET_MASK_SCALAR) & HWY_CHOSEN_TARGET_MASK_TARGETS;
   return table[hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<uint64_t>(mask))];
 #endif
 }

@@ -3,6 +3,8 @@
 // odd sizes. The integer work is exact in both, so results differ only by fp32 summation
 // order; the bound is relative to M = sum |w_i x_i| of the decoded values, the natural scale
 // of a rounding error in a sum that may cancel.
+#include "quant/dot_kernel.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,7 +16,6 @@
 #include <vector>
 
 #include "base/fp16.h"
-#include "quant/dot_kernel.h"
 #include "quant_test_util.h"
 
 namespace sf {
@@ -61,13 +62,12 @@ std::vector<int64_t> sizes_for(GgmlType weight, GgmlType activation) {
 }
 
 std::string label(const PairCase& c, int64_t target, int64_t n) {
-  return std::string(type_name(c.weight)) + " x " + type_name(c.activation) + " on " +
-         dot_kernel_target_name(target) + ", n=" + std::to_string(n);
+  return std::string(type_name(c.weight)) + " x " + type_name(c.activation) + " on " + dot_kernel_target_name(target) +
+         ", n=" + std::to_string(n);
 }
 
 // sum |w_i x_i| over the decoded rows.
-double magnitude(GgmlType wt, const std::vector<uint8_t>& w, GgmlType at,
-                 const std::vector<uint8_t>& a, int64_t n) {
+double magnitude(GgmlType wt, const std::vector<uint8_t>& w, GgmlType at, const std::vector<uint8_t>& a, int64_t n) {
   const auto wf = test::dequantized(wt, w, n);
   const auto af = test::dequantized(at, a, n);
   double m = 0;
@@ -124,8 +124,7 @@ TEST(DotKernel, SimdMatchesReference) {
           const double rel = std::fabs(static_cast<double>(s) - r) / std::max(m, 1e-30);
           double& w_pair = worst[std::string(type_name(c.weight)) + " x " + type_name(c.activation)];
           w_pair = std::max(w_pair, rel);
-          EXPECT_LE(rel, c.max_relative_error)
-              << label(c, target, n) << ": simd " << s << " ref " << r << " M " << m;
+          EXPECT_LE(rel, c.max_relative_error) << label(c, target, n) << ": simd " << s << " ref " << r << " M " << m;
           const float again = simd->dot(w.data(), a_ref.data(), n);
           ASSERT_EQ(std::memcmp(&s, &again, 4), 0) << "not deterministic: " << label(c, target, n);
         }
@@ -177,10 +176,9 @@ struct Fp16Field {
   std::vector<size_t> offsets;  // byte offsets of fp16 fields within a block
 };
 const Fp16Field kFp16Fields[] = {
-    {GgmlType::Q4_0, {0}},      {GgmlType::Q4_1, {0, 2}},   {GgmlType::Q5_0, {0}},
-    {GgmlType::Q5_1, {0, 2}},   {GgmlType::Q8_0, {0}},      {GgmlType::Q2_K, {80, 82}},
-    {GgmlType::Q3_K, {108}},    {GgmlType::Q4_K, {0, 2}},   {GgmlType::Q5_K, {0, 2}},
-    {GgmlType::Q6_K, {208}},
+    {GgmlType::Q4_0, {0}},    {GgmlType::Q4_1, {0, 2}},   {GgmlType::Q5_0, {0}},   {GgmlType::Q5_1, {0, 2}},
+    {GgmlType::Q8_0, {0}},    {GgmlType::Q2_K, {80, 82}}, {GgmlType::Q3_K, {108}}, {GgmlType::Q4_K, {0, 2}},
+    {GgmlType::Q5_K, {0, 2}}, {GgmlType::Q6_K, {208}},
 };
 
 std::vector<uint8_t> random_weight_bytes(GgmlType type, int64_t n, std::mt19937& rng, bool all_ones) {
@@ -283,7 +281,7 @@ TEST(DotKernel, ActivationQuantizersMatchOnRoundingCorners) {
     rows.push_back(mixed);
   }
   for (GgmlType act : {GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::Q8_K}) {
-    const GgmlType weight = act == GgmlType::Q8_K ? GgmlType::Q4_K
+    const GgmlType weight = act == GgmlType::Q8_K   ? GgmlType::Q4_K
                             : act == GgmlType::Q8_1 ? GgmlType::Q4_1
                                                     : GgmlType::Q4_0;
     for (int64_t target : dot_kernel_targets()) {

@@ -44,8 +44,7 @@ TEST(DotReference, MatchesDequantizedDoubleDot) {
   for (const RefCase& c : kCases) {
     const DotKernel* ref = find_dot_kernel_ref(c.weight, c.activation);
     ASSERT_NE(ref, nullptr) << type_name(c.weight);
-    const int64_t block =
-        std::max(type_info(c.weight).block_size, type_info(c.activation).block_size);
+    const int64_t block = std::max(type_info(c.weight).block_size, type_info(c.activation).block_size);
     const int64_t unit = block == 1 ? 32 : block;
     double worst = 0;
     for (int64_t blocks : {1, 3, 7, 33, 129}) {
@@ -68,8 +67,8 @@ TEST(DotReference, MatchesDequantizedDoubleDot) {
         EXPECT_LE(err, c.max_relative_error) << type_name(c.weight) << " n=" << n;
       }
     }
-    std::printf("%-5s x %-5s ref vs exact: worst %.2g (bound %.2g)\n", type_name(c.weight),
-                type_name(c.activation), worst, c.max_relative_error);
+    std::printf("%-5s x %-5s ref vs exact: worst %.2g (bound %.2g)\n", type_name(c.weight), type_name(c.activation),
+                worst, c.max_relative_error);
   }
 }
 

@@ -17,7 +17,7 @@ namespace sf::test {
 struct MiniTensor {
   std::vector<int64_t> dims;  // ggml order: dims[0] is the row length
   uint32_t type = 0;
-  uint64_t offset = 0;        // from the start of the data section
+  uint64_t offset = 0;  // from the start of the data section
 };
 
 class MiniGguf {

@@ -15,8 +15,8 @@
 namespace sf {
 namespace {
 
-constexpr uint16_t kHalfOne = 0x3C00, kHalfTwo = 0x4000, kHalfHalf = 0x3800,
-                   kHalfQuarter = 0x3400, kHalfMinusTwo = 0xC000;
+constexpr uint16_t kHalfOne = 0x3C00, kHalfTwo = 0x4000, kHalfHalf = 0x3800, kHalfQuarter = 0x3400,
+                   kHalfMinusTwo = 0xC000;
 
 void put16(std::vector<uint8_t>& b, size_t at, uint16_t v) { std::memcpy(&b[at], &v, 2); }
 
@@ -35,14 +35,11 @@ TEST(KnownAnswer, BlockSizesMatchGgml) {
     size_t bytes;
   };
   // sizeof(block_*) in ggml-common.h.
-  const Size kSizes[] = {{GgmlType::F32, 1, 4},      {GgmlType::F16, 1, 2},
-                         {GgmlType::BF16, 1, 2},     {GgmlType::Q4_0, 32, 18},
-                         {GgmlType::Q4_1, 32, 20},   {GgmlType::Q5_0, 32, 22},
-                         {GgmlType::Q5_1, 32, 24},   {GgmlType::Q8_0, 32, 34},
-                         {GgmlType::Q8_1, 32, 36},   {GgmlType::Q2_K, 256, 84},
-                         {GgmlType::Q3_K, 256, 110}, {GgmlType::Q4_K, 256, 144},
-                         {GgmlType::Q5_K, 256, 176}, {GgmlType::Q6_K, 256, 210},
-                         {GgmlType::Q8_K, 256, 292}};
+  const Size kSizes[] = {{GgmlType::F32, 1, 4},      {GgmlType::F16, 1, 2},      {GgmlType::BF16, 1, 2},
+                         {GgmlType::Q4_0, 32, 18},   {GgmlType::Q4_1, 32, 20},   {GgmlType::Q5_0, 32, 22},
+                         {GgmlType::Q5_1, 32, 24},   {GgmlType::Q8_0, 32, 34},   {GgmlType::Q8_1, 32, 36},
+                         {GgmlType::Q2_K, 256, 84},  {GgmlType::Q3_K, 256, 110}, {GgmlType::Q4_K, 256, 144},
+                         {GgmlType::Q5_K, 256, 176}, {GgmlType::Q6_K, 256, 210}, {GgmlType::Q8_K, 256, 292}};
   for (const Size& s : kSizes) {
     EXPECT_EQ(type_info(s.type).block_size, s.block) << type_name(s.type);
     EXPECT_EQ(type_info(s.type).block_bytes, s.bytes) << type_name(s.type);
@@ -210,7 +207,7 @@ TEST(KnownAnswer, Q2_K) {
 // hmask[l] bit 4h + k is set.
 TEST(KnownAnswer, Q3_K) {
   std::vector<uint8_t> b(110);
-  for (int l = 0; l < 32; ++l) b[l] = static_cast<uint8_t>(l * 73 + 5);        // hmask
+  for (int l = 0; l < 32; ++l) b[l] = static_cast<uint8_t>(l * 73 + 5);       // hmask
   for (int i = 0; i < 64; ++i) b[32 + i] = static_cast<uint8_t>(i * 29 + 3);  // qs
   int scale[16];
   for (int j = 0; j < 16; ++j) {
@@ -252,7 +249,7 @@ void pack_k4_scales(const int* scale, const int* min, uint8_t* s) {
 TEST(KnownAnswer, Q4_KAndQ5_K) {
   int scale[8], min[8];
   for (int j = 0; j < 8; ++j) {
-    scale[j] = 8 * j + 5;   // up to 61: exercises the top bits
+    scale[j] = 8 * j + 5;  // up to 61: exercises the top bits
     min[j] = 63 - 7 * j;
   }
   for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q5_K}) {

@@ -27,8 +27,7 @@ constexpr Pair kPairs[] = {
     {"reference/models/synth-llama-tok512.gguf", "reference/models/synth-llama-tok512-Q4_0.gguf"},
     {"reference/models/synth-llama-tok512.gguf", "reference/models/synth-llama-tok512-Q8_0.gguf"},
     {"reference/models/synth-llama-tok512.gguf", "reference/models/synth-llama-tok512-Q6_K.gguf"},
-    {"reference/models/synth-llama-tok512.gguf",
-     "reference/models/synth-llama-tok512-Q4_K_M.gguf"},
+    {"reference/models/synth-llama-tok512.gguf", "reference/models/synth-llama-tok512-Q4_K_M.gguf"},
     {"reference/models/synth-qwen2-gpt2.gguf", "reference/models/synth-qwen2-gpt2-Q4_0.gguf"},
     // Not the qwen3 pair: those files were written by a NumPy pipeline from the original fp32
     // weights (file_type 0), so the F16 file is not their source.

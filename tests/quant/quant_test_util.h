@@ -14,10 +14,10 @@ namespace sf::test {
 
 // Every type, in ggml_type.h order, and the ones that appear as weights.
 inline const std::vector<GgmlType>& all_types() {
-  static const std::vector<GgmlType> types = {
-      GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
-      GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::Q2_K,
-      GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_K};
+  static const std::vector<GgmlType> types = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,
+                                              GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
+                                              GgmlType::Q8_1, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
+                                              GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_K};
   return types;
 }
 
@@ -41,8 +41,7 @@ inline std::vector<uint8_t> quantized(GgmlType type, const std::vector<float>& x
   return bytes;
 }
 
-inline std::vector<float> dequantized(GgmlType type, const std::vector<uint8_t>& bytes,
-                                      int64_t n) {
+inline std::vector<float> dequantized(GgmlType type, const std::vector<uint8_t>& bytes, int64_t n) {
   std::vector<float> out(static_cast<size_t>(n));
   dequantize_row(type, bytes.data(), out.data(), n);
   return out;

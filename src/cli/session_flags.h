@@ -1,0 +1,27 @@
+// The flags that configure a Session, shared by run, dump and bench so their names,
+// defaults and help text never drift apart.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "base/status.h"
+#include "engine/session.h"
+
+namespace sf::cli {
+
+struct SessionFlags {
+  std::string model_path;
+  int n_threads = 0;
+  int n_ctx = 0;
+  std::string mem_budget;
+  std::string io_bandwidth;
+  int stream_buffers = 2;
+  std::string io_backend = "auto";
+
+  // model_required: -m must be given (else defaults to the embedded model).
+  void add_to(CLI::App& app, bool model_required);
+  Result<SessionOptions> to_options() const;
+};
+
+}  // namespace sf::cli

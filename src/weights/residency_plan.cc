@@ -1,0 +1,93 @@
+#include "weights/residency_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "weights/unit_span.h"
+
+namespace sf {
+
+std::string ResidencyPlan::describe() const {
+  char buf[512];
+  const int n_layers = static_cast<int>(resident.size()) - 1;
+  std::snprintf(buf, sizeof(buf),
+                "%d/%d layers pinned, LM head %s; %d stream buffers of %s; footprint %s (weights %s, KV %s, scratch "
+                "%s)%s%s; streams %s per pass",
+                n_resident_layers, n_layers, head_resident ? "pinned" : "streamed", n_buffers,
+                format_bytes(buffer_bytes).c_str(), format_bytes(footprint_bytes()).c_str(),
+                format_bytes(base_bytes + resident_unit_bytes).c_str(), format_bytes(kv_bytes).c_str(),
+                format_bytes(scratch_bytes).c_str(), budget_bytes ? " of budget " : "",
+                budget_bytes ? format_bytes(budget_bytes).c_str() : "", format_bytes(streamed_bytes_per_pass).c_str());
+  return buf;
+}
+
+Result<ResidencyPlan> plan_residency(const ModelWeights& w, uint64_t kv_bytes, uint64_t scratch_bytes,
+                                     const MemoryBudget& budget, int n_buffers) {
+  const int n_layers = w.n_units() - 1;
+  const int head = w.head_unit();
+  uint64_t streamable_total = 0;
+  for (int u = 0; u < w.n_units(); ++u) streamable_total += w.unit_bytes(u);
+
+  // Every candidate plan: layers [0, k) pinned, head pinned or not (a tied head is part of
+  // the embeddings and always resident).
+  auto make = [&](int k, bool head_pinned) {
+    ResidencyPlan p;
+    p.resident.assign(w.n_units(), false);
+    for (int l = 0; l < k; ++l) p.resident[l] = true;
+    p.resident[head] = head_pinned || w.head_is_tied();
+    p.n_resident_layers = k;
+    p.head_resident = p.resident[head];
+    p.base_bytes = w.base_resident_bytes();
+    p.kv_bytes = kv_bytes;
+    p.scratch_bytes = scratch_bytes;
+    uint64_t max_span = 0;
+    for (int u = 0; u < w.n_units(); ++u) {
+      if (p.resident[u]) {
+        p.resident_unit_bytes += w.unit_bytes(u);
+      } else {
+        const UnitSpan span = unit_span(w, u);
+        p.streamed_bytes_per_pass += span.size();
+        max_span = std::max(max_span, span.size());
+      }
+    }
+    if (p.streamed_bytes_per_pass > 0) {
+      p.n_buffers = n_buffers;
+      p.buffer_bytes = max_span;
+    }
+    return p;
+  };
+
+  const bool share = budget.kind == MemoryBudget::Kind::kModelShare;
+  const uint64_t pin_limit = share ? static_cast<uint64_t>(budget.share * static_cast<double>(streamable_total)) : 0;
+  bool found = false;
+  ResidencyPlan best, smallest;
+  for (int k = 0; k <= n_layers; ++k) {
+    for (bool head_pinned : {false, true}) {
+      const ResidencyPlan p = make(k, head_pinned);
+      if (k == 0 && !head_pinned) smallest = p;
+      if (p.footprint_bytes() < smallest.footprint_bytes()) smallest = p;
+      bool fits = true;
+      if (budget.kind == MemoryBudget::Kind::kBytes) fits = p.footprint_bytes() <= budget.bytes;
+      if (share) fits = p.resident_unit_bytes <= pin_limit;
+      if (!fits) continue;
+      // Most pinned bytes wins; on a tie, more pinned layers (self-speculation uses them).
+      if (!found || p.resident_unit_bytes > best.resident_unit_bytes ||
+          (p.resident_unit_bytes == best.resident_unit_bytes && p.n_resident_layers > best.n_resident_layers)) {
+        best = p;
+        found = true;
+      }
+    }
+  }
+  if (!found) {
+    return Status::Errorf(
+        "memory budget %s is below the minimum of %s for this model and context (embeddings and norms %s, %d stream "
+        "buffers of %s, KV cache %s, scratch %s); raise --mem-budget or lower --ctx-size",
+        budget.to_string().c_str(), format_bytes(smallest.footprint_bytes()).c_str(),
+        format_bytes(smallest.base_bytes).c_str(), smallest.n_buffers, format_bytes(smallest.buffer_bytes).c_str(),
+        format_bytes(kv_bytes).c_str(), format_bytes(scratch_bytes).c_str());
+  }
+  best.budget_bytes = budget.kind == MemoryBudget::Kind::kBytes ? budget.bytes : 0;
+  return best;
+}
+
+}  // namespace sf
