@@ -55,6 +55,9 @@ Status read_exact(int fd, uint8_t* dst, uint64_t n, uint64_t offset, const std::
                             got < 0 ? std::strerror(errno) : "unexpected end of file");
     done += static_cast<uint64_t>(got);
   }
+  // Resident weights now live in our own memory; leaving the file's pages in the page cache
+  // too would double their cost and hide whether streamed reads really come from storage.
+  ::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(n), POSIX_FADV_DONTNEED);
   return Status::Ok();
 }
 

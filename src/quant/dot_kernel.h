@@ -28,9 +28,10 @@ struct DotKernel {
   // ggml: an exact integer dot per block, scaled by the block scales, summed in fp32.
   // Deterministic; depends only on (weight_row, activation, n).
   float (*dot)(const void* weight_row, const void* activation, int64_t n);
-  // out[r] = dot(weight + r * row_stride, activation, n) for r < n_rows, bit for bit; the
-  // SIMD kernels share activation loads across rows (Q4_0: ~10% faster than calling dot per
-  // row), so matvecs should prefer it. row_stride is in bytes.
+  // out[r] = dot(weight + r * row_stride, activation, n) for r < n_rows, bit for bit. The
+  // legacy-format SIMD kernels work on four rows at once, sharing activation loads and
+  // prefetching the next four rows (Q4_0/Q8_0: 10-30% faster than dot per row, from cache
+  // or DRAM), so matvecs should prefer it. row_stride is in bytes.
   void (*dot_rows)(const void* weight, size_t row_stride, int64_t n_rows, const void* activation, int64_t n,
                    float* out);
 };

@@ -14,10 +14,10 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "quant/dot_simd_q.cc"
+#include "hwy/cache_control.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "quant/simd_common-inl.h"
-#include "hwy/cache_control.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sf::quant::HWY_NAMESPACE {
@@ -132,6 +132,7 @@ HWY_INLINE void BlockStep(const uint8_t* w, size_t stride, int64_t ib, const typ
 // Independent fp32 accumulators per row (blocks round-robin) to cover the FMA latency. Four
 // made dot ~3% faster but the four-row dot_rows ~12% slower on AVX-512 (Zen 5); two it is.
 inline constexpr int kAcc = 2;
+static_assert(kAcc == 2, "DotRowsT's final sum adds exactly two accumulators");
 
 template <class T, int R>
 HWY_INLINE void DotRowsT(const uint8_t* w, size_t stride, const void* xp, int64_t n, float* out) {
@@ -149,12 +150,15 @@ HWY_INLINE void DotRowsT(const uint8_t* w, size_t stride, const void* xp, int64_
     }
   }
   int64_t ib = 0;
+  // With several rows in flight the hardware prefetcher sees R interleaved streams and
+  // falls behind on weights streamed from DRAM; prefetch the next R rows as one sequential
+  // stream, spread evenly over this group's blocks.
+  const uint8_t* next = w + R * stride;
+  constexpr size_t kStep = R * kAcc * sizeof(typename T::Block);
   for (; ib + kAcc <= nb; ib += kAcc) {
     if constexpr (R > 1) {
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-        hwy::Prefetch(w + r * stride + (ib + 32) * sizeof(typename T::Block));
-      }
+      const uint8_t* p = next + static_cast<size_t>(ib / kAcc) * kStep;
+      for (size_t o = 0; o < kStep; o += 64) hwy::Prefetch(p + o);
     }
 #pragma GCC unroll 4
     for (int a = 0; a < kAcc; ++a) {
