@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/check.h"
+
 namespace sf {
 
 namespace {
@@ -9,6 +11,15 @@ namespace {
 // Roughly 50-100 microseconds on current cores: long enough to bridge the gap between
 // consecutive ops of one forward pass, short enough not to burn a core while idle.
 constexpr int kSpinIterations = 20000;
+// Chunks per thread: enough for load balance when a thread is slow, few enough that the
+// claiming overhead stays negligible.
+constexpr int64_t kChunksPerThread = 8;
+
+constexpr uint64_t kFieldBits = 20;
+constexpr uint64_t kFieldMask = (uint64_t{1} << kFieldBits) - 1;
+uint64_t generation_of(uint64_t s) { return s >> (2 * kFieldBits); }
+int64_t parts_of(uint64_t s) { return static_cast<int64_t>((s >> kFieldBits) & kFieldMask); }
+int64_t next_of(uint64_t s) { return static_cast<int64_t>(s & kFieldMask); }
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -33,70 +44,73 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
-    generation_.fetch_add(1);
+    state_.store((generation_of(state_.load()) + 1) << (2 * kFieldBits), std::memory_order_release);
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_chunk(int index) {
-  if (index < task_parts_) {
-    const int64_t begin = task_n_ * index / task_parts_;
-    const int64_t end = task_n_ * (index + 1) / task_parts_;
-    if (begin < end) (*task_)(begin, end, index);
+void ThreadPool::run_chunks(uint64_t gen, int thread_index) {
+  while (true) {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    if (generation_of(s) != gen) return;
+    const int64_t parts = parts_of(s), chunk = next_of(s);
+    if (chunk >= parts) return;
+    if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) continue;
+    // The claimed chunk keeps the generation unfinished, so task_ and task_n_ are stable.
+    const int64_t begin = task_n_ * chunk / parts, end = task_n_ * (chunk + 1) / parts;
+    if (begin < end) (*task_)(begin, end, thread_index);
+    completed_.fetch_add(1, std::memory_order_acq_rel);
   }
 }
 
 void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;
   while (true) {
-    uint64_t gen = generation_.load(std::memory_order_acquire);
+    uint64_t gen = generation_of(state_.load(std::memory_order_acquire));
     for (int spin = 0; gen == seen && spin < kSpinIterations; ++spin) {
       cpu_relax();
-      gen = generation_.load(std::memory_order_acquire);
+      gen = generation_of(state_.load(std::memory_order_acquire));
     }
     if (gen == seen) {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
-      gen = generation_.load(std::memory_order_acquire);
+      wake_.wait(lock, [&] { return generation_of(state_.load(std::memory_order_acquire)) != seen; });
+      gen = generation_of(state_.load(std::memory_order_acquire));
     }
     seen = gen;
     if (stop_) return;
-    run_chunk(index);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    run_chunks(gen, index);
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
-                              int64_t grain) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn, int64_t grain) {
   if (n <= 0) return;
   const int64_t max_parts = std::max<int64_t>(1, n / std::max<int64_t>(1, grain));
-  const int parts = static_cast<int>(std::min<int64_t>(n_threads_, max_parts));
-  if (parts <= 1) {
+  const int64_t parts = std::min<int64_t>({max_parts, n_threads_ * kChunksPerThread, int64_t(kFieldMask)});
+  if (parts <= 1 || n_threads_ == 1) {
     fn(0, n, 0);
     return;
   }
   task_ = &fn;
   task_n_ = n;
-  task_parts_ = parts;
-  pending_.store(n_threads_ - 1, std::memory_order_release);
+  completed_.store(0, std::memory_order_relaxed);
+  const uint64_t gen = generation_of(state_.load(std::memory_order_relaxed)) + 1;
   {
-    // Taking the lock orders the generation bump with sleepers' predicate checks.
+    // Publishing under the lock orders it with sleepers' predicate checks (no lost wakeup).
     std::lock_guard<std::mutex> lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+    state_.store((gen << (2 * kFieldBits)) | (static_cast<uint64_t>(parts) << kFieldBits), std::memory_order_release);
   }
   wake_.notify_all();
-  run_chunk(0);
-  // Spin, then yield: if a worker was descheduled (machine oversubscribed), spinning on
-  // would only steal the core it needs to finish.
-  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+  run_chunks(gen, 0);
+  // Only chunks already claimed by other threads are waited for. Spin, then yield: if a
+  // worker was descheduled mid-chunk, spinning would steal the core it needs.
+  for (int spin = 0; completed_.load(std::memory_order_acquire) != parts; ++spin) {
     if (spin < kSpinIterations) {
       cpu_relax();
     } else {
       std::this_thread::yield();
     }
   }
-  task_ = nullptr;
 }
 
 }  // namespace sf

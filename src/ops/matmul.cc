@@ -36,9 +36,10 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_s
         for (int64_t r0 = begin; r0 < end; r0 += kRowBlock) {
           const int64_t r1 = std::min(end, r0 + kRowBlock);
           for (int64_t t = 0; t < n_tokens; ++t) {
-            const uint8_t* a = act + static_cast<size_t>(t) * act_row_bytes;
-            float* yt = y + t * y_stride;
-            for (int64_t r = r0; r < r1; ++r) yt[r] = kernel->dot(w.row(r), a, w.cols);
+            // dot_rows is bit-identical to dot per row, with shared activation loads and
+            // row prefetching.
+            kernel->dot_rows(w.row(r0), w.row_stride, r1 - r0, act + static_cast<size_t>(t) * act_row_bytes, w.cols,
+                             y + t * y_stride + r0);
           }
         }
       },

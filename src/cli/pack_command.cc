@@ -1,0 +1,31 @@
+// specflash pack IN.gguf OUT.gguf
+#include "cli/pack_command.h"
+
+#include <string>
+
+#include "cli/cli_common.h"
+#include "convert/model_packer.h"
+
+namespace sf::cli {
+
+int pack_command(int argc, char** argv) {
+  CLI::App app{
+      "Rewrite a GGUF model so each layer's tensors are contiguous and 4096-aligned, which lets the\n"
+      "streamer read a layer with one direct read. Metadata (except general.alignment) and tensor\n"
+      "bytes are copied unchanged. OUT may equal IN.",
+      "specflash pack"};
+  std::string in, out;
+  bool quiet = false;
+  app.add_option("input", in, "input GGUF model")->required();
+  app.add_option("output", out, "output GGUF file")->required();
+  app.add_flag("-q,--quiet", quiet, "no progress or summary on stderr");
+  int code = 0;
+  if (!parse_args(app, argc, argv, &code)) return code;
+
+  PackOptions options;
+  options.show_progress = !quiet;
+  const Status st = pack_model(in, out, options);
+  return st.ok() ? 0 : fail(st);
+}
+
+}  // namespace sf::cli

@@ -1,0 +1,222 @@
+// pack_model on every reference model in shared/: the packed file must hold the same
+// metadata (but general.alignment = 4096) and byte-identical tensors, every tensor
+// 4096-aligned, and each layer one contiguous range with nothing but alignment padding,
+// matrices first, ordered by layer, output.weight last. Plus the order on synthetic names,
+// idempotence, in-place packing and the CLI's error behaviour.
+#include "convert/model_packer.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+
+#include <sys/wait.h>
+
+#include "gguf/gguf_file.h"
+#include "gguf/per_test_scratch.h"
+#include "model/model_weights.h"
+#include "test_paths.h"
+
+namespace sf {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr uint64_t kAlign = 4096;
+
+uint64_t align_up(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+bool same_value(const gguf::Value& a, const gguf::Value& b) {
+  if (a.type != b.type) return false;
+  if (!a.is_array()) return a.data == b.data || (a.is_float() && a.as_double() == b.as_double());
+  const gguf::Array &x = a.as_array(), &y = b.as_array();
+  if (x.element_type != y.element_type || x.items.size() != y.items.size()) return false;
+  for (size_t i = 0; i < x.items.size(); ++i)
+    if (!same_value(x.items[i], y.items[i])) return false;
+  return true;
+}
+
+int layer_of(const std::string& name) {
+  int layer = -1;
+  return std::sscanf(name.c_str(), "blk.%d.", &layer) == 1 ? layer : -1;
+}
+
+std::vector<std::string> reference_models() {
+  std::vector<std::string> paths;
+  for (const auto& e : fs::directory_iterator(sf::test::shared_path("reference/models")))
+    if (e.path().extension() == ".gguf") paths.push_back(e.path().string());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Every property of a packed file, checked against its input.
+void expect_packed(const std::string& in_path, const std::string& out_path) {
+  SCOPED_TRACE(in_path);
+  auto in = gguf::GgufFile::open(in_path);
+  auto out = gguf::GgufFile::open(out_path);
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  ASSERT_TRUE(out.ok()) << out.status().message();
+
+  // Metadata: the input's keys in the input's order with equal values; alignment 4096.
+  EXPECT_EQ(out->alignment(), kAlign);
+  size_t next = 0;
+  for (const auto& [key, value] : in->metadata()) {
+    if (key == "general.alignment") continue;
+    while (next < out->metadata().size() && out->metadata()[next].first == "general.alignment") ++next;
+    ASSERT_LT(next, out->metadata().size()) << "missing key " << key;
+    EXPECT_EQ(out->metadata()[next].first, key);
+    EXPECT_TRUE(same_value(out->metadata()[next].second, value)) << key;
+    ++next;
+  }
+  EXPECT_EQ(out->metadata().size(), in->metadata().size() + (in->has("general.alignment") ? 0 : 1));
+
+  // Tensors: same set, same bytes, aligned.
+  ASSERT_EQ(out->tensors().size(), in->tensors().size());
+  for (const gguf::TensorInfo& t : in->tensors()) {
+    const gguf::TensorInfo* o = out->find_tensor(t.name);
+    ASSERT_NE(o, nullptr) << t.name;
+    EXPECT_EQ(o->type, t.type) << t.name;
+    EXPECT_EQ(o->dims, t.dims) << t.name;
+    EXPECT_EQ(o->file_offset % kAlign, 0u) << t.name;
+    auto a = in->read_tensor_data(t);
+    auto b = out->read_tensor_data(*o);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_TRUE(a.value() == b.value()) << t.name << ": data differs";
+  }
+
+  // Layout, walking the output by offset: each tensor starts where the previous one's
+  // aligned end is (so there is nothing but padding), groups appear in pack order.
+  std::vector<const gguf::TensorInfo*> by_offset;
+  for (const auto& t : out->tensors()) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](auto* a, auto* b) { return a->file_offset < b->file_offset; });
+  EXPECT_EQ(by_offset.front()->file_offset, out->data_offset());
+  for (size_t i = 1; i < by_offset.size(); ++i)
+    EXPECT_EQ(by_offset[i]->file_offset, by_offset[i - 1]->file_offset + align_up(by_offset[i - 1]->n_bytes))
+        << by_offset[i]->name;
+  EXPECT_EQ(out->file_size(), by_offset.back()->file_offset + align_up(by_offset.back()->n_bytes));
+
+  // Group sequence: 0 = non-layer, 1 + l = layer l, INT_MAX = output.weight; nondecreasing,
+  // so each layer is one contiguous range.
+  int last_group = -1;
+  std::map<int, std::vector<std::string>> layer_names;
+  for (const auto* t : by_offset) {
+    const int layer = layer_of(t->name);
+    const int group = t->name == "output.weight" ? INT32_MAX : layer >= 0 ? 1 + layer : 0;
+    EXPECT_GE(group, last_group) << t->name << " is out of pack order";
+    last_group = group;
+    if (layer >= 0) layer_names[layer].push_back(t->name);
+  }
+  // Inside a layer: its matrices first, in the streamer's order.
+  EXPECT_FALSE(layer_names.empty());
+  for (const auto& [layer, names] : layer_names) {
+    std::vector<std::string> matrices;
+    for (const auto& n : layer_matrix_tensor_names(layer))
+      if (out->find_tensor(n)) matrices.push_back(n);
+    ASSERT_GE(names.size(), matrices.size());
+    EXPECT_TRUE(std::equal(matrices.begin(), matrices.end(), names.begin())) << "layer " << layer;
+  }
+}
+
+TEST(PackModel, EveryReferenceModel) {
+  const std::string dir = sf::test::per_test_scratch_dir();
+  const auto models = reference_models();
+  ASSERT_FALSE(models.empty());
+  for (const std::string& in : models) {
+    const std::string out = dir + "/" + fs::path(in).filename().string();
+    const Status st = pack_model(in, out, PackOptions{});
+    ASSERT_TRUE(st.ok()) << st.message();
+    expect_packed(in, out);
+    EXPECT_FALSE(fs::exists(out + ".tmp"));
+  }
+}
+
+TEST(PackModel, PackingAPackedFileChangesNothing) {
+  const std::string dir = sf::test::per_test_scratch_dir();
+  const std::string in = reference_models().front();
+  ASSERT_TRUE(pack_model(in, dir + "/once.gguf", {}).ok());
+  ASSERT_TRUE(pack_model(dir + "/once.gguf", dir + "/twice.gguf", {}).ok());
+  EXPECT_TRUE(file_bytes(dir + "/once.gguf") == file_bytes(dir + "/twice.gguf"));
+}
+
+TEST(PackModel, InPlace) {
+  const std::string dir = sf::test::per_test_scratch_dir();
+  const std::string in = reference_models().back();
+  const std::string copy = dir + "/model.gguf";
+  fs::copy_file(in, copy);
+  ASSERT_TRUE(pack_model(copy, copy, {}).ok());
+  expect_packed(in, copy);
+}
+
+TEST(PackModel, OrderOfSyntheticNames) {
+  std::vector<gguf::TensorInfo> ts;
+  for (const char* n : {"blk.10.ffn_norm.weight", "output.weight", "blk.2.attn_k.weight", "token_embd.weight",
+                        "blk.2.attn_q.weight", "blk.10.attn_q.weight", "blk.2.attn_norm.weight", "output_norm.weight",
+                        "blk.2.ffn_down.weight", "blkx.3.odd", "blk.2.attn_q.bias", "rope_freqs.weight"}) {
+    gguf::TensorInfo t;
+    t.name = n;
+    ts.push_back(t);
+  }
+  std::vector<std::string> got;
+  for (size_t i : packed_tensor_order(ts)) got.push_back(ts[i].name);
+  const std::vector<std::string> want = {
+      "token_embd.weight",    "output_norm.weight",  "blkx.3.odd",          "rope_freqs.weight",
+      "blk.2.attn_q.weight",  "blk.2.attn_k.weight", "blk.2.ffn_down.weight", "blk.2.attn_norm.weight",
+      "blk.2.attn_q.bias",    "blk.10.attn_q.weight", "blk.10.ffn_norm.weight", "output.weight"};
+  EXPECT_EQ(got, want);
+}
+
+TEST(PackModel, MissingInputIsAnError) {
+  const std::string dir = sf::test::per_test_scratch_dir();
+  const Status st = pack_model(dir + "/absent.gguf", dir + "/out.gguf", {});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("absent.gguf"), std::string::npos) << st.message();
+  EXPECT_FALSE(fs::exists(dir + "/out.gguf"));
+}
+
+TEST(PackModel, UnwritableOutputIsAnError) {
+  const std::string dir = sf::test::per_test_scratch_dir();
+  const Status st = pack_model(reference_models().front(), dir + "/no/such/dir/out.gguf", {});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("out.gguf"), std::string::npos) << st.message();
+}
+
+// The CLI: one "error: ..." line and exit 1. Skipped until main.cc dispatches `pack`.
+struct CommandResult {
+  int exit_code;
+  std::string err;
+};
+CommandResult run_specflash(const std::string& args, const std::string& dir) {
+  const std::string err_path = dir + "/stderr.txt";
+  const int status = std::system((sf::test::binary_path("specflash") + " " + args + " 2>" + err_path).c_str());
+  std::ifstream f(err_path);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, std::string(std::istreambuf_iterator<char>(f), {})};
+}
+
+TEST(PackCommand, ErrorsAreOneLineAndExitOne) {
+  const std::string dir = sf::test::per_test_scratch_dir();
+  if (!fs::exists(sf::test::binary_path("specflash"))) GTEST_SKIP() << "specflash not built";
+  if (run_specflash("pack --help >/dev/null", dir).exit_code != 0) GTEST_SKIP() << "pack not registered in main.cc";
+  for (const std::string& args : {dir + "/absent.gguf " + dir + "/out.gguf",
+                                  reference_models().front() + " " + dir + "/no/dir/out.gguf"}) {
+    const CommandResult r = run_specflash("pack " + args, dir);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  const CommandResult ok = run_specflash("pack " + reference_models().front() + " " + dir + "/ok.gguf", dir);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  expect_packed(reference_models().front(), dir + "/ok.gguf");
+}
+
+}  // namespace
+}  // namespace sf
