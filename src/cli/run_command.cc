@@ -27,6 +27,19 @@ void print_stats(const GenerationStats& s, const Session& session) {
                "peak RSS:         %.1f MiB\n",
                n_threads, s.load_seconds, s.prompt_tokens, s.prefill_tokens_per_s(), s.prefill_seconds,
                s.generated_tokens, s.decode_tokens_per_s(), s.decode_seconds, s.peak_rss_bytes / 1048576.0);
+  if (session.drafter()) {
+    const SpecStats& sp = s.spec;
+    std::fprintf(stderr,
+                 "speculative:      %s, %llu target passes, %.2f tokens per pass, drafted %llu, accepted %llu (%.0f%%)\n"
+                 "time split:       draft %.3f s, verify %.3f s (I/O stall %.3f s); LM head rows %llu, skipped %llu\n",
+                 SpecConfig::method_name(session.options().spec.method),
+                 static_cast<unsigned long long>(sp.cycles), s.mean_accepted(),
+                 static_cast<unsigned long long>(sp.draft_tokens),
+                 static_cast<unsigned long long>(sp.accepted_draft_tokens),
+                 sp.draft_tokens ? 100.0 * sp.accepted_draft_tokens / sp.draft_tokens : 0.0, sp.draft_seconds,
+                 sp.verify_seconds, s.counters.stream.io_stall_seconds, static_cast<unsigned long long>(sp.head_rows),
+                 static_cast<unsigned long long>(sp.head_rows_saved));
+  }
   const ResidencyPlan& plan = session.plan();
   std::fprintf(stderr, "residency:        %s\n", plan.describe().c_str());
   const SessionCounters& c = s.counters;
@@ -53,7 +66,16 @@ nlohmann::json stats_json(const GenerationStats& s, const Session& session) {
   const int n_threads = const_cast<Session&>(session).pool().size();
   const SessionCounters& c = s.counters;
   const LayerStreamer* st = session.streamer();
-  return {{"bytes_read", c.stream.bytes_read},
+  const bool spec = session.drafter() != nullptr;
+  return {{"target_passes", spec ? s.spec.cycles : (s.generated_tokens > 0 ? s.generated_tokens : 0)},
+          {"mean_accepted", s.mean_accepted()},
+          {"draft_tokens", s.spec.draft_tokens},
+          {"accepted_draft_tokens", s.spec.accepted_draft_tokens},
+          {"rows_verified", s.spec.rows_verified},
+          {"head_rows_saved", s.spec.head_rows_saved},
+          {"draft_seconds", s.spec.draft_seconds},
+          {"verify_seconds", s.spec.verify_seconds},
+          {"bytes_read", c.stream.bytes_read},
           {"bytes_read_per_token", s.generated_tokens > 0 ? c.stream.bytes_read / s.generated_tokens : 0},
           {"io_seconds", c.stream.io_seconds},
           {"compute_seconds", c.compute_seconds()},

@@ -1,5 +1,8 @@
 #include "cli/session_flags.h"
 
+#include <cstdlib>
+#include <sstream>
+
 #include "cli/default_model.h"
 
 namespace sf::cli {
@@ -21,6 +24,11 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
       ->check(CLI::Range(1, 64));
   app.add_option("--io-backend", io_backend, "streaming reads: auto, io_uring or pread")
       ->check(CLI::IsMember({"auto", "io_uring", "pread"}));
+  app.add_option("--draft", draft_path, "draft model for speculative decoding (same vocabulary as the target)");
+  app.add_option("--spec", spec, "speculative method: none, chain or tree (default: chain when --draft is given)")
+      ->check(CLI::IsMember({"none", "chain", "tree"}));
+  app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth");
+  app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
 }
 
 Result<SessionOptions> SessionFlags::to_options() const {
@@ -35,6 +43,26 @@ Result<SessionOptions> SessionFlags::to_options() const {
   }
   if (io_backend == "io_uring") o.io.backend = DirectReaderOptions::Backend::kIoUring;
   if (io_backend == "pread") o.io.backend = DirectReaderOptions::Backend::kPread;
+  if (!draft_path.empty() || spec != "none") {
+    o.spec.method = spec == "tree" ? SpecConfig::Method::kTree : SpecConfig::Method::kChain;
+    if (draft_path.empty() && spec != "none")
+      return Status::Errorf("--spec %s needs a draft model (--draft DRAFT.gguf)", spec.c_str());
+    if (spec == "none" && !draft_path.empty()) o.spec.method = SpecConfig::Method::kChain;
+    o.spec.draft_model_path = draft_path;
+    o.spec.draft_len = draft_len;
+    std::stringstream ss(tree_widths);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (item.empty()) continue;
+      char* end = nullptr;
+      const long w = std::strtol(item.c_str(), &end, 10);
+      if (*end != 0) return Status::Errorf("--tree-widths: '%s' is not a number", item.c_str());
+      o.spec.tree_widths.push_back(static_cast<int>(w));
+    }
+    if (!o.spec.tree_widths.empty() && o.spec.method != SpecConfig::Method::kTree)
+      return Status::Error("--tree-widths applies to --spec tree only");
+    SF_RETURN_IF_ERROR(validate_spec_config(o.spec));
+  }
   return o;
 }
 

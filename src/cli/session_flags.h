@@ -18,6 +18,10 @@ struct SessionFlags {
   std::string io_bandwidth;
   int stream_buffers = 2;
   std::string io_backend = "auto";
+  std::string draft_path;
+  std::string spec = "none";
+  int draft_len = 4;
+  std::string tree_widths;
 
   // model_required: -m must be given (else defaults to the embedded model).
   void add_to(CLI::App& app, bool model_required);

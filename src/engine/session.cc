@@ -5,17 +5,13 @@
 #include "base/log.h"
 #include "base/memory_usage.h"
 #include "base/timer.h"
+#include "kv/kv_cache.h"
+#include "model/transformer.h"
 
 namespace sf {
 
-Session::Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options,
-                 int n_ctx)
-    : options_(options),
-      model_(std::move(model)),
-      tokenizer_(std::move(tokenizer)),
-      pool_(options.n_threads),
-      cache_(model_->hparams().n_layer, n_ctx, model_->hparams().kv_dim()),
-      transformer_(model_->hparams(), pool_) {}
+Session::Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options)
+    : options_(options), model_(std::move(model)), tokenizer_(std::move(tokenizer)), pool_(options.n_threads) {}
 
 Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) {
   Stopwatch load_timer;
@@ -29,37 +25,56 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
                           options.model_path.c_str(), tok.n_vocab(), hp.n_vocab);
   const int n_ctx = options.n_ctx > 0 ? options.n_ctx : std::min(hp.n_ctx_train, 4096);
 
+  auto session = std::unique_ptr<Session>(
+      new Session(std::move(model), std::make_unique<Tokenizer>(std::move(tok)), options));
+  Session& s = *session;
+
+  // A draft model is always resident and counts against the budget first.
+  uint64_t draft_bytes = 0;
+  if (options.spec.enabled()) {
+    if (options.spec.draft_model_path.empty())
+      return Status::Error("speculative decoding needs a draft model (--draft DRAFT.gguf)");
+    SF_RETURN_IF_ERROR(validate_spec_config(options.spec));
+    SF_ASSIGN_OR_RETURN(s.drafter_, DraftModelDrafter::create(options.spec.draft_model_path, *s.tokenizer_, hp.n_vocab,
+                                                              s.pool_, n_ctx));
+    draft_bytes = s.drafter_->resident_bytes() +
+                  KvCache::bytes_for(s.drafter_->model().hparams().n_layer, n_ctx, s.drafter_->model().hparams().kv_dim()) +
+                  Transformer::scratch_bytes(s.drafter_->model().hparams(), options.max_batch);
+  }
+
   // Plan what stays in DRAM, then read exactly that.
   const uint64_t kv_bytes = KvCache::bytes_for(hp.n_layer, n_ctx, hp.kv_dim());
   const uint64_t scratch = Transformer::scratch_bytes(hp, options.max_batch) +
                            static_cast<uint64_t>(options.max_batch) * hp.n_embd * sizeof(float) +
-                           static_cast<uint64_t>(hp.n_vocab) * sizeof(float);
-  SF_ASSIGN_OR_RETURN(ResidencyPlan plan,
-                      plan_residency(model->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers));
-  SF_RETURN_IF_ERROR(model->mutable_weights().load_units(plan.resident));
+                           static_cast<uint64_t>(hp.n_vocab) * sizeof(float) + draft_bytes;
+  SF_ASSIGN_OR_RETURN(s.plan_, plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget,
+                                              options.stream_buffers));
+  SF_RETURN_IF_ERROR(s.model_->mutable_weights().load_units(s.plan_.resident));
 
-  auto session = std::unique_ptr<Session>(
-      new Session(std::move(model), std::make_unique<Tokenizer>(std::move(tok)), options, n_ctx));
-  session->plan_ = plan;
-  if (plan.streams()) {
+  LayerSource* source = nullptr;
+  if (s.plan_.streams()) {
     StreamerOptions so;
     so.emulated_bandwidth = options.io_bandwidth;
     so.io = options.io;
-    SF_ASSIGN_OR_RETURN(session->streamer_, LayerStreamer::create(session->model_->weights(), plan, so));
-    session->source_ = session->streamer_.get();
-    SF_LOG_INFO("streaming: %s; I/O backend %s%s%s", plan.describe().c_str(), session->streamer_->backend_name(),
-                session->streamer_->direct_io() ? " (O_DIRECT)" : " (buffered + DONTNEED: O_DIRECT refused)",
+    SF_ASSIGN_OR_RETURN(s.streamer_, LayerStreamer::create(s.model_->weights(), s.plan_, so));
+    source = s.streamer_.get();
+    SF_LOG_INFO("streaming: %s; I/O backend %s%s%s", s.plan_.describe().c_str(), s.streamer_->backend_name(),
+                s.streamer_->direct_io() ? " (O_DIRECT)" : " (buffered + DONTNEED: O_DIRECT refused)",
                 options.io_bandwidth > 0 ? ", bandwidth EMULATED" : "");
   } else {
-    session->resident_source_ = std::make_unique<ResidentLayerSource>(session->model_->weights());
-    session->source_ = session->resident_source_.get();
+    s.resident_source_ = std::make_unique<ResidentLayerSource>(s.model_->weights());
+    source = s.resident_source_.get();
   }
-  session->load_seconds_ = load_timer.elapsed();
+  s.target_ = std::make_unique<ModelRunner>(*s.model_, *source, s.pool_, n_ctx);
+  s.load_seconds_ = load_timer.elapsed();
   return session;
 }
 
 SessionCounters Session::counters() const {
-  SessionCounters c = counters_;
+  SessionCounters c;
+  c.forward_passes = target_->counters().forward_passes;
+  c.rows_evaluated = target_->counters().rows;
+  c.forward_seconds = target_->counters().forward_seconds;
   if (streamer_) c.stream = streamer_->stats();
   return c;
 }
@@ -68,46 +83,25 @@ Result<std::vector<int32_t>> Session::tokenize(const std::string& text, bool par
   return tokenizer_->encode(text, /*add_special=*/true, parse_special);
 }
 
-Status Session::evaluate_chunk(const std::vector<int32_t>& tokens, bool want_logits, bool all_rows, float* logits) {
-  const ModelHParams& hp = model_->hparams();
-  const int64_t n = static_cast<int64_t>(tokens.size());
-  Stopwatch timer;
-  ForwardBatch batch = ForwardBatch::causal(tokens, n_past_);
-  hidden_.resize(static_cast<size_t>(n) * hp.n_embd);
-  transformer_.embed(model_->weights(), tokens.data(), n, hidden_.data());
-  SF_RETURN_IF_ERROR(
-      transformer_.run_layers(*source_, model_->weights(), batch, 0, hp.n_layer, cache_, hidden_.data()));
-  n_past_ += static_cast<int>(n);
-  cache_.set_committed(n_past_);
-  if (want_logits) {
-    const int64_t rows = all_rows ? n : 1;
-    const float* first = hidden_.data() + (all_rows ? 0 : (n - 1) * hp.n_embd);
-    SF_RETURN_IF_ERROR(transformer_.logits(*source_, model_->weights(), first, rows, logits));
-  }
-  ++counters_.forward_passes;
-  counters_.rows_evaluated += static_cast<uint64_t>(n);
-  counters_.forward_seconds += timer.elapsed();
-  return Status::Ok();
-}
-
 Status Session::evaluate(const std::vector<int32_t>& tokens, bool all_rows, std::vector<float>* logits) {
   const ModelHParams& hp = model_->hparams();
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) return Status::Error("nothing to evaluate (empty token list)");
-  if (n_past_ + n > cache_.n_ctx())
+  if (target_->n_past() + n > target_->n_ctx())
     return Status::Errorf("sequence of %lld tokens does not fit the context of %d tokens (use --ctx-size)",
-                          static_cast<long long>(n_past_ + n), cache_.n_ctx());
-  for (int32_t t : tokens)
-    if (t < 0 || t >= hp.n_vocab)
-      return Status::Errorf("token id %d is outside the vocabulary (0..%d)", t, hp.n_vocab - 1);
+                          static_cast<long long>(target_->n_past() + n), target_->n_ctx());
   if (logits) logits->resize(static_cast<size_t>(all_rows ? n : 1) * hp.n_vocab);
   for (int64_t begin = 0; begin < n; begin += options_.max_batch) {
     const int64_t end = std::min<int64_t>(n, begin + options_.max_batch);
-    const std::vector<int32_t> chunk(tokens.begin() + begin, tokens.begin() + end);
-    const bool last = end == n;
-    const bool want = logits && (all_rows || last);
-    float* out = !want ? nullptr : all_rows ? logits->data() + begin * hp.n_vocab : logits->data();
-    SF_RETURN_IF_ERROR(evaluate_chunk(chunk, want, all_rows, out));
+    SF_RETURN_IF_ERROR(target_->forward_causal(std::vector<int32_t>(tokens.begin() + begin, tokens.begin() + end)));
+    if (!logits) continue;
+    if (all_rows) {
+      SF_RETURN_IF_ERROR(target_->logits_all(logits->data() + begin * hp.n_vocab));
+    } else if (end == n) {
+      SF_RETURN_IF_ERROR(target_->begin_head());
+      target_->row_logits(end - begin - 1, logits->data());
+      target_->end_head();
+    }
   }
   return Status::Ok();
 }
@@ -119,38 +113,16 @@ Result<GenerationStats> Session::generate(const std::vector<int32_t>& prompt, in
   stats.load_seconds = load_seconds_;
   stats.prompt_tokens = static_cast<int>(prompt.size());
   if (prompt.empty()) return Status::Error("the prompt is empty (no tokens to start from)");
-  if (static_cast<int>(prompt.size()) > cache_.n_ctx())
+  if (static_cast<int>(prompt.size()) > target_->n_ctx())
     return Status::Errorf("the prompt has %zu tokens but the context holds %d (use --ctx-size)", prompt.size(),
-                          cache_.n_ctx());
+                          target_->n_ctx());
   reset();
   const SessionCounters before = counters();
-  Sampler sampler(sampling);
-  StreamingDecoder decoder(*tokenizer_);
-  std::vector<int32_t> history = prompt;
-  std::vector<float> logits;
-
-  Stopwatch prefill_timer;
-  SF_RETURN_IF_ERROR(evaluate(prompt, false, &logits));
-  stats.prefill_seconds = prefill_timer.elapsed();
-
-  Stopwatch decode_timer;
-  const int n_vocab = model_->hparams().n_vocab;
-  for (int i = 0; i < n_predict; ++i) {
-    const int32_t next = sampler.sample(logits.data(), n_vocab, history);
-    if (!ignore_eos && tokenizer_->is_eog(next)) break;
-    history.push_back(next);
-    ++stats.generated_tokens;
-    if (!on_token(next, decoder.push(next))) break;
-    if (i + 1 == n_predict) break;
-    if (n_past_ + 1 > cache_.n_ctx()) {
-      SF_LOG_WARN("context of %d tokens is full; stopping generation", cache_.n_ctx());
-      break;
-    }
-    SF_RETURN_IF_ERROR(evaluate({next}, false, &logits));
+  if (drafter_) {
+    SF_RETURN_IF_ERROR(decode_speculative(prompt, n_predict, sampling, ignore_eos, on_token, &stats));
+  } else {
+    SF_RETURN_IF_ERROR(decode_plain(prompt, n_predict, sampling, ignore_eos, on_token, &stats));
   }
-  const std::string tail = decoder.flush();
-  if (!tail.empty()) on_token(-1, tail);
-  stats.decode_seconds = decode_timer.elapsed();
   stats.peak_rss_bytes = peak_rss_bytes();
   const SessionCounters after = counters();
   stats.counters.forward_passes = after.forward_passes - before.forward_passes;
@@ -162,6 +134,39 @@ Result<GenerationStats> Session::generate(const std::vector<int32_t>& prompt, in
   stats.counters.stream.io_stall_seconds = after.stream.io_stall_seconds - before.stream.io_stall_seconds;
   stats.counters.stream.restarts = after.stream.restarts - before.stream.restarts;
   return stats;
+}
+
+Status Session::decode_plain(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
+                             bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
+                             GenerationStats* stats) {
+  Sampler sampler(sampling);
+  StreamingDecoder decoder(*tokenizer_);
+  std::vector<int32_t> history = prompt;
+  std::vector<float> logits;
+
+  Stopwatch prefill_timer;
+  SF_RETURN_IF_ERROR(evaluate(prompt, false, &logits));
+  stats->prefill_seconds = prefill_timer.elapsed();
+
+  Stopwatch decode_timer;
+  const int n_vocab = model_->hparams().n_vocab;
+  for (int i = 0; i < n_predict; ++i) {
+    const int32_t next = sampler.sample(logits.data(), n_vocab, history);
+    if (!ignore_eos && tokenizer_->is_eog(next)) break;
+    history.push_back(next);
+    ++stats->generated_tokens;
+    if (!on_token(next, decoder.push(next))) break;
+    if (i + 1 == n_predict) break;
+    if (target_->n_past() + 1 > target_->n_ctx()) {
+      SF_LOG_WARN("context of %d tokens is full; stopping generation", target_->n_ctx());
+      break;
+    }
+    SF_RETURN_IF_ERROR(evaluate({next}, false, &logits));
+  }
+  const std::string tail = decoder.flush();
+  if (!tail.empty()) on_token(-1, tail);
+  stats->decode_seconds = decode_timer.elapsed();
+  return Status::Ok();
 }
 
 }  // namespace sf

@@ -12,10 +12,11 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
-#include "kv/kv_cache.h"
 #include "model/model.h"
-#include "model/transformer.h"
 #include "sampling/sampler.h"
+#include "spec/draft_model_drafter.h"
+#include "spec/model_runner.h"
+#include "spec/spec_config.h"
 #include "tokenizer/tokenizer.h"
 #include "weights/layer_streamer.h"
 #include "weights/memory_budget.h"
@@ -32,6 +33,7 @@ struct SessionOptions {
   double io_bandwidth = 0;  // emulated storage rate in bytes/s; 0 = real device
   int stream_buffers = 2;
   DirectReaderOptions io;
+  SpecConfig spec;  // speculative decoding (default: plain autoregressive)
 };
 
 // Counters of everything the session did since creation (or reset_counters()).
@@ -51,6 +53,11 @@ struct GenerationStats {
   double decode_seconds = 0;
   uint64_t peak_rss_bytes = 0;
   SessionCounters counters;  // for this generation only
+  SpecStats spec;            // zero for plain decoding
+  // Tokens committed per target forward pass during decoding (bonus token included).
+  double mean_accepted() const {
+    return spec.cycles > 0 ? static_cast<double>(spec.accepted_draft_tokens + spec.cycles) / spec.cycles : 1.0;
+  }
   double prefill_tokens_per_s() const { return prefill_seconds > 0 ? prompt_tokens / prefill_seconds : 0; }
   // Decode rate counts tokens produced by decode steps (the first token comes from prefill).
   double decode_tokens_per_s() const {
@@ -67,8 +74,9 @@ class Session {
   const ResidencyPlan& plan() const { return plan_; }
   const SessionOptions& options() const { return options_; }
   const LayerStreamer* streamer() const { return streamer_.get(); }
-  int n_ctx() const { return cache_.n_ctx(); }
-  int n_past() const { return n_past_; }
+  int n_ctx() const { return target_->n_ctx(); }
+  int n_past() const { return target_->n_past(); }
+  const DraftModelDrafter* drafter() const { return drafter_.get(); }
   ThreadPool& pool() { return pool_; }
   double load_seconds() const { return load_seconds_; }
   SessionCounters counters() const;
@@ -77,7 +85,7 @@ class Session {
   Result<std::vector<int32_t>> tokenize(const std::string& text, bool parse_special = true) const;
 
   // Forgets the cached sequence.
-  void reset() { n_past_ = 0; cache_.set_committed(0); }
+  void reset() { target_->reset(); }
 
   // Appends tokens to the sequence and runs the forward pass (in chunks of max_batch).
   // logits receives [n, n_vocab] when all_rows, else the last row's [n_vocab]. Error if the
@@ -92,24 +100,25 @@ class Session {
                                    const std::function<bool(int32_t, const std::string&)>& on_token);
 
  private:
-  Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options,
-          int n_ctx);
-  Status evaluate_chunk(const std::vector<int32_t>& tokens, bool want_logits, bool all_rows, float* logits);
+  Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options);
+  // Decoding loops after prefill; both fill stats and call on_token.
+  Status decode_plain(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
+                      bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
+                      GenerationStats* stats);
+  Status decode_speculative(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
+                            bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
+                            GenerationStats* stats);
 
   SessionOptions options_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   ThreadPool pool_;
-  KvCache cache_;
-  Transformer transformer_;
   ResidencyPlan plan_;
   std::unique_ptr<LayerStreamer> streamer_;
   std::unique_ptr<ResidentLayerSource> resident_source_;
-  LayerSource* source_ = nullptr;
-  std::vector<float> hidden_;
-  int n_past_ = 0;
+  std::unique_ptr<ModelRunner> target_;
+  std::unique_ptr<DraftModelDrafter> drafter_;
   double load_seconds_ = 0;
-  SessionCounters counters_;
 };
 
 }  // namespace sf

@@ -109,13 +109,18 @@ Status Transformer::run_layers(LayerSource& source, const ModelWeights& w, const
 
 Status Transformer::logits(LayerSource& source, const ModelWeights& w, const float* hidden, int64_t n_rows,
                            float* logits) {
+  SF_ASSIGN_OR_RETURN(const WeightMatrix* head, source.acquire_output());
+  apply_head(*head, w, hidden, n_rows, logits);
+  source.release_output();
+  return Status::Ok();
+}
+
+void Transformer::apply_head(const WeightMatrix& head, const ModelWeights& w, const float* hidden, int64_t n_rows,
+                             float* logits) {
   reserve(n_rows);
   const int E = hp_.n_embd;
   for (int64_t t = 0; t < n_rows; ++t) rms_norm(hidden + t * E, w.output_norm, hp_.rms_eps, E, xb_.data() + t * E);
-  SF_ASSIGN_OR_RETURN(const WeightMatrix* head, source.acquire_output());
-  matmul(*head, xb_.data(), n_rows, E, logits, hp_.n_vocab, pool_, matmul_scratch_);
-  source.release_output();
-  return Status::Ok();
+  matmul(head, xb_.data(), n_rows, E, logits, hp_.n_vocab, pool_, matmul_scratch_);
 }
 
 void Transformer::run_layers(const ModelWeights& w, const ForwardBatch& batch, int begin, int end, KvCache& cache,

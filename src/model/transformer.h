@@ -38,6 +38,9 @@ class Transformer {
   // Final RMSNorm + LM head for n_rows rows of hidden: logits [n_rows, n_vocab].
   Status logits(LayerSource& source, const ModelWeights& w, const float* hidden, int64_t n_rows, float* logits);
 
+  // Final RMSNorm + the given LM head matrix (already acquired by the caller).
+  void apply_head(const WeightMatrix& head, const ModelWeights& w, const float* hidden, int64_t n_rows, float* logits);
+
   // The same over fully resident weights (SF_CHECKed); cannot fail.
   void run_layers(const ModelWeights& w, const ForwardBatch& batch, int begin, int end,
                   KvCache& cache, float* hidden);

@@ -56,9 +56,8 @@ ReadStepper::Next ReadStepper::apply(ReadChunk& chunk, const ReadPlan& plan, int
     const int err = static_cast<int>(-result);
     if ((err == EINTR || err == EAGAIN) && ++chunk.retries <= kMaxConsecutiveRetries) return Next::kRetry;
     *error = Status::Errorf("%s: read of %llu bytes at offset %llu failed: %s%s", path_.c_str(),
-                            static_cast<unsigned long long>(plan.length),
-                            static_cast<unsigned long long>(chunk.offset), std::strerror(err),
-                            err == EINTR || err == EAGAIN ? " (still failing after retries)" : "");
+                            static_cast<unsigned long long>(plan.length), static_cast<unsigned long long>(chunk.offset),
+                            std::strerror(err), err == EINTR || err == EAGAIN ? " (still failing after retries)" : "");
     drop_cached_pages(chunk);
     return Next::kFailed;
   }

@@ -44,8 +44,8 @@ class UringReadBackend : public ReadBackend {
   io_uring ring_{};
   bool ring_ready_ = false;
   int wake_fd_ = -1;
-  std::vector<Slot> slots_;    // user_data = slot index + 1; 0 is the wake-up poll
-  std::vector<size_t> free_;   // free slot indices
+  std::vector<Slot> slots_;      // user_data = slot index + 1; 0 is the wake-up poll
+  std::vector<size_t> free_;     // free slot indices
   std::deque<ReadChunk> retry_;  // short or interrupted reads to issue again, before new chunks
   std::atomic<bool> stop_{false};
   std::thread thread_;

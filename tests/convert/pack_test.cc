@@ -3,20 +3,20 @@
 // 4096-aligned, and each layer one contiguous range with nothing but alignment padding,
 // matrices first, ordered by layer, output.weight last. Plus the order on synthetic names,
 // idempotence, in-place packing and the CLI's error behaviour.
-#include "convert/model_packer.h"
-
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <set>
 
-#include <sys/wait.h>
-
+#include "convert/model_packer.h"
 #include "gguf/gguf_file.h"
 #include "gguf/per_test_scratch.h"
 #include "model/model_weights.h"
@@ -32,7 +32,10 @@ uint64_t align_up(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 bool same_value(const gguf::Value& a, const gguf::Value& b) {
   if (a.type != b.type) return false;
-  if (!a.is_array()) return a.data == b.data || (a.is_float() && a.as_double() == b.as_double());
+  if (a.data.index() != b.data.index()) return false;
+  if (a.is_string()) return a.as_string() == b.as_string();
+  if (a.is_float()) return a.as_double() == b.as_double();
+  if (!a.is_array()) return a.as_int() == b.as_int();
   const gguf::Array &x = a.as_array(), &y = b.as_array();
   if (x.element_type != y.element_type || x.items.size() != y.items.size()) return false;
   for (size_t i = 0; i < x.items.size(); ++i)
@@ -97,8 +100,7 @@ void expect_packed(const std::string& in_path, const std::string& out_path) {
   // aligned end is (so there is nothing but padding), groups appear in pack order.
   std::vector<const gguf::TensorInfo*> by_offset;
   for (const auto& t : out->tensors()) by_offset.push_back(&t);
-  std::sort(by_offset.begin(), by_offset.end(),
-            [](auto* a, auto* b) { return a->file_offset < b->file_offset; });
+  std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) { return a->file_offset < b->file_offset; });
   EXPECT_EQ(by_offset.front()->file_offset, out->data_offset());
   for (size_t i = 1; i < by_offset.size(); ++i)
     EXPECT_EQ(by_offset[i]->file_offset, by_offset[i - 1]->file_offset + align_up(by_offset[i - 1]->n_bytes))
@@ -140,6 +142,20 @@ TEST(PackModel, EveryReferenceModel) {
   }
 }
 
+// The checker must be able to fail: the unpacked inputs (32-byte alignment, output.weight
+// not last) do not pass as packed files.
+TEST(PackModel, CheckerRejectsUnpackedInputs) {
+  for (const std::string& in : reference_models()) {
+    testing::TestPartResultArray failures;
+    {
+      testing::ScopedFakeTestPartResultReporter reporter(
+          testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+      expect_packed(in, in);
+    }
+    EXPECT_GT(failures.size(), 0) << in << " already looks packed";
+  }
+}
+
 TEST(PackModel, PackingAPackedFileChangesNothing) {
   const std::string dir = sf::test::per_test_scratch_dir();
   const std::string in = reference_models().front();
@@ -168,10 +184,10 @@ TEST(PackModel, OrderOfSyntheticNames) {
   }
   std::vector<std::string> got;
   for (size_t i : packed_tensor_order(ts)) got.push_back(ts[i].name);
-  const std::vector<std::string> want = {
-      "token_embd.weight",    "output_norm.weight",  "blkx.3.odd",          "rope_freqs.weight",
-      "blk.2.attn_q.weight",  "blk.2.attn_k.weight", "blk.2.ffn_down.weight", "blk.2.attn_norm.weight",
-      "blk.2.attn_q.bias",    "blk.10.attn_q.weight", "blk.10.ffn_norm.weight", "output.weight"};
+  const std::vector<std::string> want = {"token_embd.weight",     "output_norm.weight",     "blkx.3.odd",
+                                         "rope_freqs.weight",     "blk.2.attn_q.weight",    "blk.2.attn_k.weight",
+                                         "blk.2.ffn_down.weight", "blk.2.attn_norm.weight", "blk.2.attn_q.bias",
+                                         "blk.10.attn_q.weight",  "blk.10.ffn_norm.weight", "output.weight"};
   EXPECT_EQ(got, want);
 }
 
@@ -206,8 +222,8 @@ TEST(PackCommand, ErrorsAreOneLineAndExitOne) {
   const std::string dir = sf::test::per_test_scratch_dir();
   if (!fs::exists(sf::test::binary_path("specflash"))) GTEST_SKIP() << "specflash not built";
   if (run_specflash("pack --help >/dev/null", dir).exit_code != 0) GTEST_SKIP() << "pack not registered in main.cc";
-  for (const std::string& args : {dir + "/absent.gguf " + dir + "/out.gguf",
-                                  reference_models().front() + " " + dir + "/no/dir/out.gguf"}) {
+  for (const std::string& args :
+       {dir + "/absent.gguf " + dir + "/out.gguf", reference_models().front() + " " + dir + "/no/dir/out.gguf"}) {
     const CommandResult r = run_specflash("pack " + args, dir);
     EXPECT_EQ(r.exit_code, 1) << args;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;

@@ -1,0 +1,89 @@
+#include "bench/bench_metrics.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace sf::bench {
+namespace {
+
+void add(SummaryRow& row, const PromptRun& pr) {
+  const GenerationStats& s = pr.stats;
+  ++row.prompts;
+  row.prompt_tokens += s.prompt_tokens;
+  row.generated_tokens += s.generated_tokens;
+  row.decode_tokens += std::max(0, s.generated_tokens - 1);
+  row.decode_seconds += s.decode_seconds;
+  row.prefill_seconds += s.prefill_seconds;
+  row.bytes_read += s.counters.stream.bytes_read;
+  row.forward_passes += s.counters.forward_passes;
+  row.peak_rss_bytes = std::max(row.peak_rss_bytes, s.peak_rss_bytes);
+  row.spec.cycles += s.spec.cycles;
+  row.spec.draft_tokens += s.spec.draft_tokens;
+  row.spec.accepted_draft_tokens += s.spec.accepted_draft_tokens;
+  row.spec.rows_verified += s.spec.rows_verified;
+  row.spec.head_rows += s.spec.head_rows;
+  row.spec.head_rows_saved += s.spec.head_rows_saved;
+  row.spec.draft_seconds += s.spec.draft_seconds;
+  row.spec.verify_seconds += s.spec.verify_seconds;
+  if (pr.equal_to_ar) {
+    ++row.compared_to_ar;
+    row.equal_to_ar += *pr.equal_to_ar ? 1 : 0;
+  }
+}
+
+SummaryRow empty_row(const RunResult& run) {
+  SummaryRow row;
+  row.method = method_name(run.method);
+  row.budget = run.budget.label;
+  return row;
+}
+
+// Speedup of each row over the flash-ar row with the same budget, dataset and category.
+void fill_speedups(std::vector<SummaryRow>& rows) {
+  for (SummaryRow& row : rows) {
+    if (row.method == method_name(BenchMethod::kAr)) continue;
+    for (const SummaryRow& base : rows) {
+      if (base.method == method_name(BenchMethod::kFlashAr) && base.budget == row.budget &&
+          base.dataset == row.dataset && base.category == row.category && base.tokens_per_s() > 0)
+        row.speedup = row.tokens_per_s() / base.tokens_per_s();
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<SummaryRow> summarize_runs(const BenchResult& result) {
+  std::vector<SummaryRow> rows;
+  for (const RunResult& run : result.runs) {
+    SummaryRow row = empty_row(run);
+    for (const PromptRun& pr : run.prompts) add(row, pr);
+    rows.push_back(std::move(row));
+  }
+  fill_speedups(rows);
+  return rows;
+}
+
+std::vector<SummaryRow> summarize_categories(const BenchResult& result) {
+  std::vector<std::pair<std::string, std::string>> groups;  // (dataset, category)
+  for (const PreparedPrompt& p : result.prompts) {
+    std::pair<std::string, std::string> key{p.prompt.dataset, p.prompt.category};
+    if (std::find(groups.begin(), groups.end(), key) == groups.end()) groups.push_back(key);
+  }
+  std::vector<SummaryRow> rows;
+  for (const RunResult& run : result.runs) {
+    for (const auto& [dataset, category] : groups) {
+      SummaryRow row = empty_row(run);
+      row.dataset = dataset;
+      row.category = category;
+      for (const PromptRun& pr : run.prompts) {
+        const Prompt& p = result.prompts[pr.prompt].prompt;
+        if (p.dataset == dataset && p.category == category) add(row, pr);
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  fill_speedups(rows);
+  return rows;
+}
+
+}  // namespace sf::bench

@@ -1,0 +1,49 @@
+// Aggregation of per-prompt results into the rows of the report. Rates are ratios of
+// totals (total decode tokens / total decode time), not means of per-prompt rates, so a
+// short prompt cannot weigh as much as a long one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/bench_runner.h"
+
+namespace sf::bench {
+
+struct SummaryRow {
+  std::string method;
+  std::string budget;    // label: "50%", or "resident" for ar
+  std::string dataset;   // empty in the overall rows
+  std::string category;  // empty in the overall rows
+  int prompts = 0;
+  uint64_t prompt_tokens = 0;
+  uint64_t generated_tokens = 0;
+  // Tokens from decode steps: the first generated token comes from prefill (as in
+  // GenerationStats::decode_tokens_per_s).
+  uint64_t decode_tokens = 0;
+  double decode_seconds = 0;
+  double prefill_seconds = 0;
+  uint64_t bytes_read = 0;  // prefill and decode
+  uint64_t forward_passes = 0;
+  uint64_t peak_rss_bytes = 0;  // max over the prompts
+  SpecStats spec;               // summed
+  int equal_to_ar = 0, compared_to_ar = 0;
+  std::optional<double> speedup;  // over flash-ar at the same budget (and category)
+
+  double tokens_per_s() const { return decode_seconds > 0 ? decode_tokens / decode_seconds : 0; }
+  double prefill_tokens_per_s() const { return prefill_seconds > 0 ? prompt_tokens / prefill_seconds : 0; }
+  // Tokens committed per target forward pass while decoding: 1 for plain decoding.
+  double mean_accepted() const {
+    return spec.cycles > 0 ? static_cast<double>(spec.accepted_draft_tokens + spec.cycles) / spec.cycles : 1.0;
+  }
+  double bytes_per_token() const { return generated_tokens > 0 ? static_cast<double>(bytes_read) / generated_tokens : 0; }
+};
+
+// One row per run, in run order.
+std::vector<SummaryRow> summarize_runs(const BenchResult& result);
+// One row per run and (dataset, category), categories in order of first appearance.
+std::vector<SummaryRow> summarize_categories(const BenchResult& result);
+
+}  // namespace sf::bench

@@ -1,0 +1,190 @@
+// specflash bench: flag parsing and terminal output around bench/ (which does the work).
+#include "cli/bench_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "bench/bench_config.h"
+#include "bench/bench_metrics.h"
+#include "bench/bench_report.h"
+#include "bench/bench_runner.h"
+#include "bench/datasets.h"
+#include "bench/machine_info.h"
+#include "cli/cli_common.h"
+#include "cli/session_flags.h"
+
+namespace sf::cli {
+namespace {
+
+using bench::BenchConfig;
+
+// Exit code 2: the user asked for something impossible before anything ran.
+int usage_error(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  return 2;
+}
+
+struct BenchFlags {
+  std::string methods, budgets, tree_widths, json_path;
+  std::vector<std::string> datasets = {"spec_bench:16"};
+  bool no_ar_check = false;
+};
+
+void add_bench_flags(CLI::App& app, BenchConfig& c, BenchFlags& f) {
+  app.add_option("--methods", f.methods,
+                 "comma list of ar (resident), flash-ar (streamed at each budget), chain, tree "
+                 "(default: ar,flash-ar, plus chain,tree with --draft)");
+  app.add_option("--budgets", f.budgets,
+                 "comma list of memory budgets, each as --mem-budget takes it (default: 50%, or --mem-budget)");
+  app.add_option("--dataset", f.datasets,
+                 "NAME[/CATEGORY][:N], repeatable or comma list; NAME one of spec_bench, mt_bench, human_eval, "
+                 "gsm8k, mbpp, tinystories (default: spec_bench:16)");
+  app.add_option("--data-dir", c.data_dir, "the datasets folder (default: shared/datasets found above the binary)");
+  app.add_option("--prompt-file", c.prompt_file,
+                 "custom prompts instead of --dataset: one per line (\\n = newline), or .jsonl with \"text\"");
+  app.add_option("-n,--n-predict", c.n_predict, "tokens to generate per prompt")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--draft", c.draft_model_path, "draft model for chain and tree (same vocabulary as the target)");
+  app.add_option("--draft-len", c.draft_len, "chain: tokens per draft; tree: depth when --tree-widths is not given")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--tree-widths", f.tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
+  app.add_option("--temp", c.sampling.temperature, "temperature; 0 = greedy (so = AR is exact)")
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--seed", c.sampling.seed, "random seed for sampling");
+  app.add_flag("--ignore-eos", c.ignore_eos, "always generate n-predict tokens");
+  app.add_flag("--chat", c.chat, "wrap each prompt in the model's chat template");
+  app.add_option("--warmup", c.warmup, "untimed generations per method and budget before measuring")
+      ->check(CLI::Range(0, 100));
+  app.add_flag("--per-category", c.per_category, "add a table per dataset and category");
+  app.add_flag("--no-ar-check", f.no_ar_check, "do not run ar to compare every method's tokens with it");
+  app.add_option("--json", f.json_path, "write the configuration, summary and per-prompt rows as JSON to this file");
+}
+
+// Flag values to a checked BenchConfig; errors are usage errors.
+Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, BenchConfig& c) {
+  const std::string methods =
+      !f.methods.empty() ? f.methods : (c.draft_model_path.empty() ? "ar,flash-ar" : "ar,flash-ar,chain,tree");
+  SF_ASSIGN_OR_RETURN(c.methods, bench::parse_methods(methods));
+  if (!f.budgets.empty() && !session_flags.mem_budget.empty())
+    return Status::Error("give memory budgets with --budgets or --mem-budget, not both");
+  const std::string budgets =
+      !f.budgets.empty() ? f.budgets : (!session_flags.mem_budget.empty() ? session_flags.mem_budget : "50%");
+  SF_ASSIGN_OR_RETURN(c.budgets, bench::parse_budgets(budgets));
+  if (!f.tree_widths.empty()) {
+    SF_ASSIGN_OR_RETURN(c.tree_widths, bench::parse_tree_widths(f.tree_widths));
+  }
+  if (c.prompt_file.empty()) {
+    SF_ASSIGN_OR_RETURN(c.datasets, bench::parse_dataset_specs(f.datasets));
+  }
+  if (c.data_dir.empty()) c.data_dir = bench::default_data_dir();
+  c.compare_to_ar = !f.no_ar_check;
+  return bench::validate(c);
+}
+
+// Loads and selects the prompts. A missing file is a runtime error (exit 1); a category
+// the dataset does not have is a usage error (exit 2).
+int load_prompts(const BenchConfig& c, std::vector<bench::Prompt>* prompts) {
+  if (!c.prompt_file.empty()) {
+    auto loaded = bench::load_prompt_file(c.prompt_file);
+    if (!loaded.ok()) return fail(loaded.status());
+    *prompts = std::move(*loaded);
+    return 0;
+  }
+  for (const bench::DatasetSpec& spec : c.datasets) {
+    auto all = bench::load_dataset(c.data_dir, spec.name);
+    if (!all.ok()) return fail(all.status());
+    auto chosen = bench::select_prompts(*all, spec);
+    if (!chosen.ok()) return usage_error(chosen.status());
+    prompts->insert(prompts->end(), chosen->begin(), chosen->end());
+  }
+  if (prompts->empty()) return fail("the datasets gave no prompts");
+  return 0;
+}
+
+std::string prompt_source(const BenchConfig& c) {
+  if (!c.prompt_file.empty()) return c.prompt_file;
+  std::string s;
+  for (const auto& d : c.datasets) s += (s.empty() ? "" : ",") + d.to_string();
+  return s;
+}
+
+// One status line per event; on a terminal it rewrites itself in place.
+void show_progress(const bench::BenchProgress& p) {
+  static const bool tty = isatty(fileno(stderr));
+  const char* method = bench::method_name(p.run->method);
+  const std::string& budget = p.run->budget.label;
+  const char* lead = tty ? "\r\033[K" : "";
+  if (p.prompt == 0) {
+    std::fprintf(stderr, "%s[bench %zu/%zu] %s @ %s: loading%s", lead, p.run_index + 1, p.n_runs, method,
+                 budget.c_str(), tty ? "" : "\n");
+  } else {
+    const bool last = p.prompt == p.n_prompts;
+    std::fprintf(stderr, "%s[bench %zu/%zu] %s @ %s: prompt %zu/%zu, %.2f tok/s%s", lead, p.run_index + 1, p.n_runs,
+                 method, budget.c_str(), p.prompt, p.n_prompts, p.tokens_per_s, !tty || last ? "\n" : "");
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int bench_command(int argc, char** argv) {
+  CLI::App app{
+      "Measure decoding speed of plain and speculative methods at memory budgets over dataset prompts. "
+      "Markdown table to stdout, progress to stderr.",
+      "specflash bench"};
+  SessionFlags session_flags;
+  BenchConfig config;
+  config.sampling.temperature = 0;
+  config.sampling.seed = 0xC0FFEE;
+  BenchFlags flags;
+  session_flags.add_to(app, /*model_required=*/false);
+  add_bench_flags(app, config, flags);
+  int code = 0;
+  if (!parse_args(app, argc, argv, &code)) return code;
+
+  if (Status s = finish_config(session_flags, flags, config); !s.ok()) return usage_error(s);
+  SessionFlags base_flags = session_flags;
+  base_flags.mem_budget.clear();  // each run sets its own budget
+  auto base = base_flags.to_options();
+  if (!base.ok()) return usage_error(base.status());
+
+  std::vector<bench::Prompt> prompts;
+  if (int rc = load_prompts(config, &prompts); rc != 0) return rc;
+  // Opened now so that an unwritable path fails before a long run, not after it.
+  std::ofstream json_out;
+  if (!flags.json_path.empty()) {
+    json_out.open(flags.json_path);
+    if (!json_out) return fail(flags.json_path + ": cannot write the JSON report");
+  }
+
+  bench::BenchCallbacks callbacks;
+  callbacks.progress = show_progress;
+  callbacks.note = [](const std::string& note) { std::fprintf(stderr, "note: %s\n", note.c_str()); };
+  const auto runs = bench::plan_runs(config, *base);
+  auto result = bench::run_bench(config, runs, prompts, callbacks);
+  if (!result.ok()) return fail(result.status());
+
+  bench::ReportContext context;
+  context.command_line = "specflash " + bench::quote_command_line(argc, argv);
+  context.model_path = base->model_path;
+  for (const auto& run : runs)
+    if (run.options.spec.enabled()) context.draft_model_path = config.draft_model_path;
+  context.io_bandwidth = base->io_bandwidth;
+  context.prompt_source = prompt_source(config);
+  context.machine = bench::read_machine_info();
+  context.commit = bench::git_commit();
+  context.date = bench::utc_timestamp();
+  const auto rows = bench::summarize_runs(*result);
+  const auto category_rows = bench::summarize_categories(*result);
+  std::printf("%s", bench::markdown_report(context, config, *result, rows, category_rows).c_str());
+  if (json_out.is_open()) {
+    const auto json = bench::json_report(context, config, *result, rows, category_rows);
+    // Replace, not throw, on invalid UTF-8: a prompt file may hold any bytes.
+    json_out << json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    if (!json_out) return fail(flags.json_path + ": write failed");
+  }
+  return 0;
+}
+
+}  // namespace sf::cli

@@ -1,0 +1,108 @@
+// Session::decode_speculative: the draft -> verify -> commit cycle.
+//
+// The target always holds the committed sequence except its last token (the "pending"
+// token). Each cycle the drafter proposes a tree below the pending token; the target runs
+// [pending, tree nodes] as one batch (one streamed pass over its layers), the verifier
+// walks the tree computing the LM head only for the rows it visits, and the accepted path
+// plus a bonus token are committed in both caches. With an empty tree this is exactly
+// plain decoding, one token per pass.
+#include <algorithm>
+
+#include "base/log.h"
+#include "base/timer.h"
+#include "engine/session.h"
+#include "spec/tree_batch.h"
+#include "spec/verifier.h"
+
+namespace sf {
+
+namespace {
+// Widths trimmed so that the pending row plus every node fits the remaining context.
+std::vector<int> widths_that_fit(std::vector<int> widths, int64_t room) {
+  while (!widths.empty() && tree_node_count(widths) + 1 > room) widths.pop_back();
+  return widths;
+}
+}  // namespace
+
+Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
+                                   bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
+                                   GenerationStats* stats) {
+  const int n_vocab = model_->hparams().n_vocab;
+  Sampler verify_sampler(sampling);
+  SamplingParams draft_params = sampling;
+  draft_params.seed = sampling.seed ^ 0x9E3779B97F4A7C15ull;  // the draft's own random stream
+  Sampler draft_sampler(draft_params);
+  StreamingDecoder decoder(*tokenizer_);
+  std::vector<int32_t> history = prompt;
+  const std::vector<int> full_widths = tree_widths(options_.spec);
+
+  Stopwatch prefill_timer;
+  if (prompt.size() > 1) SF_RETURN_IF_ERROR(evaluate({prompt.begin(), prompt.end() - 1}, false, nullptr));
+  stats->prefill_seconds = prefill_timer.elapsed();
+  drafter_->reset(prompt);
+  int32_t pending = prompt.back();
+
+  Stopwatch decode_timer;
+  TokenTree tree;
+  std::vector<float> row_buffer(static_cast<size_t>(n_vocab));
+  bool done = n_predict <= 0;
+  while (!done) {
+    const int64_t room = target_->n_ctx() - target_->n_past();
+    if (room < 1) {
+      SF_LOG_WARN("context of %d tokens is full; stopping generation", target_->n_ctx());
+      break;
+    }
+    Stopwatch draft_timer;
+    SF_RETURN_IF_ERROR(
+        drafter_->propose(widths_that_fit(full_widths, room), sampling, draft_sampler, history, &tree));
+    stats->spec.draft_seconds += draft_timer.elapsed();
+
+    Stopwatch verify_timer;
+    const int32_t n_past = target_->n_past();
+    SF_RETURN_IF_ERROR(target_->forward(make_tree_batch(tree, pending, n_past)));
+    SF_RETURN_IF_ERROR(target_->begin_head());
+    const VerifyResult result = verify_tree(
+        tree, n_vocab,
+        [&](int64_t row) {
+          target_->row_logits(row, row_buffer.data());
+          return row_buffer.data();
+        },
+        verify_sampler, history);
+    target_->end_head();
+    std::vector<int32_t> cells = {n_past};
+    for (int32_t node : result.accepted) cells.push_back(n_past + static_cast<int32_t>(tree_row(node)));
+    target_->commit(cells);
+    drafter_->commit(tree, result.accepted, result.bonus);
+    stats->spec.verify_seconds += verify_timer.elapsed();
+
+    ++stats->spec.cycles;
+    stats->spec.draft_tokens += static_cast<uint64_t>(tree.size());
+    stats->spec.accepted_draft_tokens += result.accepted.size();
+    stats->spec.rows_verified += static_cast<uint64_t>(tree.size()) + 1;
+    stats->spec.head_rows += static_cast<uint64_t>(result.rows_visited);
+    stats->spec.head_rows_saved += static_cast<uint64_t>(tree.size() + 1 - result.rows_visited);
+
+    std::vector<int32_t> emitted;
+    for (int32_t node : result.accepted) emitted.push_back(tree.node(node).token);
+    emitted.push_back(result.bonus);
+    for (int32_t token : emitted) {
+      if (!ignore_eos && tokenizer_->is_eog(token)) {
+        done = true;
+        break;
+      }
+      history.push_back(token);
+      ++stats->generated_tokens;
+      if (!on_token(token, decoder.push(token)) || stats->generated_tokens >= n_predict) {
+        done = true;
+        break;
+      }
+    }
+    pending = result.bonus;
+  }
+  const std::string tail = decoder.flush();
+  if (!tail.empty()) on_token(-1, tail);
+  stats->decode_seconds = decode_timer.elapsed();
+  return Status::Ok();
+}
+
+}  // namespace sf
