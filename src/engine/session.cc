@@ -40,6 +40,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     draft_bytes = s.drafter_->resident_bytes() +
                   KvCache::bytes_for(s.drafter_->model().hparams().n_layer, n_ctx, s.drafter_->model().hparams().kv_dim()) +
                   Transformer::scratch_bytes(s.drafter_->model().hparams(), options.max_batch);
+    if (options.mem_budget.kind == MemoryBudget::Kind::kBytes && draft_bytes >= options.mem_budget.bytes)
+      return Status::Errorf("the draft model needs %s resident (weights, KV cache, scratch), more than the whole "
+                            "memory budget of %s; use a smaller draft or raise --mem-budget",
+                            format_bytes(draft_bytes).c_str(), format_bytes(options.mem_budget.bytes).c_str());
   }
 
   // Plan what stays in DRAM, then read exactly that.

@@ -1,6 +1,7 @@
 #include "weights/direct_reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -57,6 +58,8 @@ Result<std::unique_ptr<DirectReader>> DirectReader::open(const std::string& path
     r->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   }
   if (r->fd_ < 0) return Status::Errorf("%s: cannot open: %s", path.c_str(), std::strerror(errno));
+  struct stat st;
+  if (fstat(r->fd_, &st) == 0 && S_ISDIR(st.st_mode)) return Status::Errorf("%s: is a directory", path.c_str());
   const off_t size = ::lseek(r->fd_, 0, SEEK_END);  // lseek, unlike fstat, also sizes block devices
   if (size < 0) return Status::Errorf("%s: cannot get size: %s", path.c_str(), std::strerror(errno));
   r->file_size_ = static_cast<uint64_t>(size);

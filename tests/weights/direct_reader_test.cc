@@ -7,13 +7,20 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -347,6 +354,52 @@ TEST_F(DirectReaderOpenTest, MissingFileIsAClearError) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find(path), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find(std::strerror(ENOENT)), std::string::npos) << r.status().message();
+}
+
+TEST_F(DirectReaderOpenTest, DirectoryIsAClearError) {
+  const std::string dir = sf::test::per_test_scratch_dir();
+  auto r = DirectReader::open(dir);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("directory"), std::string::npos) << r.status().message();
+}
+
+// Runs in a child process that a seccomp filter forbids io_uring_setup (as Docker's default
+// profile does): kAuto must fall back to pread and still read correctly, and an explicit
+// kIoUring must fail with a message saying so. Exit codes: 0 pass, 77 seccomp unavailable.
+int child_with_io_uring_blocked(const std::string& path, const std::vector<uint8_t>& bytes) {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog program = {static_cast<unsigned short>(std::size(filter)), filter};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
+    return 77;
+  DirectReaderOptions o;
+  o.backend = Backend::kIoUring;
+  auto forced = DirectReader::open(path, o);
+  if (forced.ok() || forced.status().message().find("io_uring") == std::string::npos) return 1;
+  auto r = DirectReader::open(path);  // kAuto
+  if (!r.ok() || std::string(r.value()->backend_name()) != "pread") return 2;
+  AlignedBuffer buf(round_up(bytes.size()), kPage);
+  if (!r.value()->wait(r.value()->submit(buf.data(), 0, buf.size())).ok()) return 3;
+  return std::memcmp(buf.data(), bytes.data(), bytes.size()) == 0 ? 0 : 4;
+}
+
+TEST_F(DirectReaderOpenTest, FallsBackToPreadWhenIoUringIsBlocked) {
+  const std::string path = sf::test::per_test_scratch_dir() + "/f.bin";
+  std::vector<uint8_t> bytes(300000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + (i >> 9));
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(child_with_io_uring_blocked(path, bytes));
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "seccomp unavailable";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: kIoUring not refused, 2: no pread fallback, 3: read failed, 4: wrong data";
 }
 
 TEST_F(DirectReaderOpenTest, InvalidOptionsAreErrors) {

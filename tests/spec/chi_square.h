@@ -1,0 +1,12 @@
+// Pearson's chi-square goodness-of-fit test for the sampling tests.
+#pragma once
+
+#include <vector>
+
+namespace sf::test {
+// p-value of observed counts against expected probabilities (categories with expected
+// count below 5 are pooled into one).
+double chi_square_p_value(const std::vector<double>& observed, const std::vector<double>& expected_probs);
+// Upper regularised incomplete gamma Q(a, x).
+double gamma_q(double a, double x);
+}  // namespace sf::test
