@@ -67,24 +67,35 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char* {
-      if (i + 1 >= argc) { std::fprintf(stderr, "error: %s needs a value\n", a.c_str()); std::exit(2); }
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
       return argv[++i];
     };
-    if (a == "--threads") threads = std::atoi(next());
-    else if (a == "--prompt-tokens") prompt_tokens = std::atoi(next());
-    else if (a == "--decode-tokens") decode_tokens = std::atoi(next());
-    else if (a == "--json") json_path = next();
-    else models.push_back(a);
+    if (a == "--threads")
+      threads = std::atoi(next());
+    else if (a == "--prompt-tokens")
+      prompt_tokens = std::atoi(next());
+    else if (a == "--decode-tokens")
+      decode_tokens = std::atoi(next());
+    else if (a == "--json")
+      json_path = next();
+    else
+      models.push_back(a);
   }
   if (models.empty()) {
-    std::fprintf(stderr, "usage: decode_roofline [--threads N] [--prompt-tokens P] [--decode-tokens D] [--json F] MODEL.gguf...\n");
+    std::fprintf(
+        stderr,
+        "usage: decode_roofline [--threads N] [--prompt-tokens P] [--decode-tokens D] [--json F] MODEL.gguf...\n");
     return 2;
   }
   sf::ThreadPool pool(threads);
   std::fprintf(stderr, "measuring memory read bandwidth (%d threads)...\n", threads);
   const double bandwidth = measure_read_bandwidth(pool);
 
-  nlohmann::json report = {{"threads", threads}, {"read_bandwidth_gb_s", bandwidth / 1e9}, {"models", nlohmann::json::array()}};
+  nlohmann::json report = {
+      {"threads", threads}, {"read_bandwidth_gb_s", bandwidth / 1e9}, {"models", nlohmann::json::array()}};
   std::printf("memory read bandwidth (measured, %d threads): %.2f GB/s\n\n", threads, bandwidth / 1e9);
   std::printf("| model | weights MiB | prefill tok/s | decode tok/s | GB/s achieved | roofline fraction |\n");
   std::printf("|---|---|---|---|---|---|\n");
@@ -113,7 +124,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < decode_tokens; ++i) {
       const int32_t next = sf::argmax(logits.data(), hp.n_vocab);
       tf.embed(model.weights(), &next, 1, h1.data());
-      tf.run_layers(model.weights(), sf::ForwardBatch::causal({next}, prompt_tokens + i), 0, hp.n_layer, cache, h1.data());
+      tf.run_layers(model.weights(), sf::ForwardBatch::causal({next}, prompt_tokens + i), 0, hp.n_layer, cache,
+                    h1.data());
       tf.logits(model.weights(), h1.data(), 1, logits.data());
     }
     const double decode_s = decode.elapsed();

@@ -27,7 +27,8 @@ std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
   std::string item;
-  while (std::getline(ss, item, ',')) if (!item.empty()) out.push_back(item);
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
   return out;
 }
 
@@ -67,18 +68,28 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
-      if (i + 1 >= argc) { std::fprintf(stderr, "error: %s needs a value\n", a.c_str()); std::exit(2); }
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
       return argv[++i];
     };
-    if (a == "--budgets") budgets_arg = next();
-    else if (a == "--emulate") emulate_arg = next();
-    else if (a == "--tokens") tokens = std::atoi(next().c_str());
-    else if (a == "--threads") threads = std::atoi(next().c_str());
-    else if (a == "--json") json_path = next();
-    else model = a;
+    if (a == "--budgets")
+      budgets_arg = next();
+    else if (a == "--emulate")
+      emulate_arg = next();
+    else if (a == "--tokens")
+      tokens = std::atoi(next().c_str());
+    else if (a == "--threads")
+      threads = std::atoi(next().c_str());
+    else if (a == "--json")
+      json_path = next();
+    else
+      model = a;
   }
   if (model.empty()) {
-    std::fprintf(stderr, "usage: stream_bench MODEL.gguf [--budgets 0%%,50%%] [--emulate 4G,2G] [--tokens N] [--json F]\n");
+    std::fprintf(stderr,
+                 "usage: stream_bench MODEL.gguf [--budgets 0%%,50%%] [--emulate 4G,2G] [--tokens N] [--json F]\n");
     return 2;
   }
 
@@ -143,9 +154,13 @@ int main(int argc, char** argv) {
 
   std::printf("model: %s\nsequential O_DIRECT read (measured): %.2f GB/s; resident compute: %.1f ms/token\n\n",
               model.c_str(), read_bw / 1e9, compute_per_token * 1e3);
-  std::printf("| budget | storage | pinned layers | footprint | tok/s | streamed/token | I/O stall | bound tok/s | of bound |\n");
+  std::printf(
+      "| budget | storage | pinned layers | footprint | tok/s | streamed/token | I/O stall | bound tok/s | of bound "
+      "|\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
-  nlohmann::json j = {{"model", model}, {"read_bandwidth_bytes_s", read_bw}, {"compute_s_per_token", compute_per_token},
+  nlohmann::json j = {{"model", model},
+                      {"read_bandwidth_bytes_s", read_bw},
+                      {"compute_s_per_token", compute_per_token},
                       {"rows", nlohmann::json::array()}};
   for (const Row& r : rows) {
     std::printf("| %s | %s | %d | %s | %.2f | %s | %.0f%% | %.2f | %.2f |\n", r.budget.c_str(),
@@ -153,10 +168,15 @@ int main(int argc, char** argv) {
                 sf::format_bytes(static_cast<uint64_t>(r.peak_footprint)).c_str(), r.tokens_per_s,
                 sf::format_bytes(static_cast<uint64_t>(r.bytes_per_token)).c_str(), r.stall_share * 100,
                 1.0 / r.bound_s, r.bound_s / r.actual_s);
-    j["rows"].push_back({{"budget", r.budget}, {"emulated_bandwidth", r.emulated}, {"pinned_layers", r.pinned_layers},
-                         {"footprint_bytes", r.peak_footprint}, {"tokens_per_s", r.tokens_per_s},
-                         {"streamed_bytes_per_token", r.bytes_per_token}, {"io_stall_share", r.stall_share},
-                         {"bound_tokens_per_s", 1.0 / r.bound_s}, {"fraction_of_bound", r.bound_s / r.actual_s}});
+    j["rows"].push_back({{"budget", r.budget},
+                         {"emulated_bandwidth", r.emulated},
+                         {"pinned_layers", r.pinned_layers},
+                         {"footprint_bytes", r.peak_footprint},
+                         {"tokens_per_s", r.tokens_per_s},
+                         {"streamed_bytes_per_token", r.bytes_per_token},
+                         {"io_stall_share", r.stall_share},
+                         {"bound_tokens_per_s", 1.0 / r.bound_s},
+                         {"fraction_of_bound", r.bound_s / r.actual_s}});
   }
   std::ofstream(json_path) << j.dump(2) << "\n";
   std::fprintf(stderr, "wrote %s\n", json_path.c_str());

@@ -19,7 +19,8 @@ class AlignedBuffer {
   ~AlignedBuffer() { std::free(data_); }
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
-  AlignedBuffer(AlignedBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  AlignedBuffer(AlignedBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
     if (this != &o) {
       std::free(data_);
@@ -41,9 +42,13 @@ class AlignedBuffer {
   uint8_t* data() { return data_; }
   const uint8_t* data() const { return data_; }
   template <typename T>
-  T* as() { return reinterpret_cast<T*>(data_); }
+  T* as() {
+    return reinterpret_cast<T*>(data_);
+  }
   template <typename T>
-  const T* as() const { return reinterpret_cast<const T*>(data_); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(data_);
+  }
   size_t size() const { return size_; }
 
  private:

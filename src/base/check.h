@@ -5,13 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define SF_CHECK(cond, ...)                                                        \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
-      std::fprintf(stderr, "specflash: internal error at %s:%d: check failed: %s", \
-                   __FILE__, __LINE__, #cond);                                     \
-      __VA_OPT__(std::fprintf(stderr, " - "); std::fprintf(stderr, __VA_ARGS__);)  \
-      std::fprintf(stderr, "\n");                                                  \
-      std::abort();                                                                \
-    }                                                                              \
+#define SF_CHECK(cond, ...)                                                                                    \
+  do {                                                                                                         \
+    if (!(cond)) {                                                                                             \
+      std::fprintf(stderr, "specflash: internal error at %s:%d: check failed: %s", __FILE__, __LINE__, #cond); \
+      __VA_OPT__(std::fprintf(stderr, " - "); std::fprintf(stderr, __VA_ARGS__);)                              \
+      std::fprintf(stderr, "\n");                                                                              \
+      std::abort();                                                                                            \
+    }                                                                                                          \
   } while (0)

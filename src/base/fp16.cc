@@ -17,8 +17,7 @@ float fp16_to_fp32(uint16_t h) {
   const float magic_bias = 0.5f;
   const float denormalized = fp32_from_bits((two_w >> 17) | magic_mask) - magic_bias;
   const uint32_t denormalized_cutoff = 1u << 27;
-  const uint32_t result =
-      sign | (two_w < denormalized_cutoff ? fp32_to_bits(denormalized) : fp32_to_bits(normalized));
+  const uint32_t result = sign | (two_w < denormalized_cutoff ? fp32_to_bits(denormalized) : fp32_to_bits(normalized));
   return fp32_from_bits(result);
 }
 

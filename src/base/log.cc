@@ -8,10 +8,14 @@ namespace {
 std::atomic<int> g_level{static_cast<int>(LogLevel::kWarn)};
 const char* level_prefix(LogLevel level) {
   switch (level) {
-    case LogLevel::kError: return "error: ";
-    case LogLevel::kWarn: return "warning: ";
-    case LogLevel::kInfo: return "";
-    case LogLevel::kDebug: return "debug: ";
+    case LogLevel::kError:
+      return "error: ";
+    case LogLevel::kWarn:
+      return "warning: ";
+    case LogLevel::kInfo:
+      return "";
+    case LogLevel::kDebug:
+      return "debug: ";
   }
   return "";
 }

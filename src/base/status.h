@@ -28,9 +28,7 @@ class Status {
   bool ok() const { return !failed_; }
   const std::string& message() const { return message_; }
   // Prefixes context onto an error ("loading draft: " + message). No-op on OK.
-  Status with_context(const std::string& context) const {
-    return ok() ? *this : Error(context + ": " + message_);
-  }
+  Status with_context(const std::string& context) const { return ok() ? *this : Error(context + ": " + message_); }
 
  private:
   Status(std::string message, bool failed) : message_(std::move(message)), failed_(failed) {}
@@ -64,17 +62,16 @@ class Result {
 }  // namespace sf
 
 // Propagate a failed Status from an expression returning Status.
-#define SF_RETURN_IF_ERROR(expr)              \
-  do {                                        \
-    ::sf::Status sf_status_ = (expr);         \
+#define SF_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::sf::Status sf_status_ = (expr);        \
     if (!sf_status_.ok()) return sf_status_; \
   } while (0)
 
 #define SF_CONCAT_INNER(a, b) a##b
 #define SF_CONCAT(a, b) SF_CONCAT_INNER(a, b)
 // SF_ASSIGN_OR_RETURN(auto x, make_x()); propagates the failure, else binds the value.
-#define SF_ASSIGN_OR_RETURN(decl, expr)                                  \
-  auto SF_CONCAT(sf_result_, __LINE__) = (expr);                         \
-  if (!SF_CONCAT(sf_result_, __LINE__).ok())                             \
-    return SF_CONCAT(sf_result_, __LINE__).status();                     \
+#define SF_ASSIGN_OR_RETURN(decl, expr)                                                       \
+  auto SF_CONCAT(sf_result_, __LINE__) = (expr);                                              \
+  if (!SF_CONCAT(sf_result_, __LINE__).ok()) return SF_CONCAT(sf_result_, __LINE__).status(); \
   decl = std::move(SF_CONCAT(sf_result_, __LINE__)).value()

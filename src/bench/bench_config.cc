@@ -29,31 +29,35 @@ bool uses_spec(const BenchConfig& c) {
                      [](BenchMethod m) { return m == BenchMethod::kChain || m == BenchMethod::kTree; });
 }
 
-bool has(const BenchConfig& c, BenchMethod m) { return std::find(c.methods.begin(), c.methods.end(), m) != c.methods.end(); }
+bool has(const BenchConfig& c, BenchMethod m) {
+  return std::find(c.methods.begin(), c.methods.end(), m) != c.methods.end();
+}
 
-// Nodes of the tree a kTree session drafts, per SpecConfig's rule for empty widths.
-int tree_nodes(const BenchConfig& c) {
-  std::vector<int> widths = c.tree_widths;
-  if (widths.empty()) {
-    widths.assign(std::max(c.draft_len, 1), 2);
-    widths.back() = 1;
+// The speculative configuration of a chain or tree run.
+SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
+  SpecConfig spec;
+  spec.method = m == BenchMethod::kChain ? SpecConfig::Method::kChain : SpecConfig::Method::kTree;
+  spec.draft_model_path = c.draft_model_path;
+  spec.draft_len = c.draft_len;
+  if (m == BenchMethod::kTree && !c.tree_widths.empty()) {
+    spec.tree_widths = c.tree_widths;
+    spec.draft_len = static_cast<int>(c.tree_widths.size());  // the widths fix the depth
   }
-  long long nodes = 0, level = 1;
-  for (int w : widths) {
-    level = std::min<long long>(level * w, 1 << 20);
-    nodes += level;
-  }
-  return static_cast<int>(std::min<long long>(nodes, 1 << 20));
+  return spec;
 }
 
 }  // namespace
 
 const char* method_name(BenchMethod m) {
   switch (m) {
-    case BenchMethod::kAr: return "ar";
-    case BenchMethod::kFlashAr: return "flash-ar";
-    case BenchMethod::kChain: return "chain";
-    case BenchMethod::kTree: return "tree";
+    case BenchMethod::kAr:
+      return "ar";
+    case BenchMethod::kFlashAr:
+      return "flash-ar";
+    case BenchMethod::kChain:
+      return "chain";
+    case BenchMethod::kTree:
+      return "tree";
   }
   return "?";
 }
@@ -66,8 +70,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
     const BenchMethod* found = nullptr;
     for (const BenchMethod& m : kAll)
       if (item == method_name(m)) found = &m;
-    if (!found)
-      return Status::Error("unknown method '" + std::string(item) + "' (known: ar, flash-ar, chain, tree)");
+    if (!found) return Status::Error("unknown method '" + std::string(item) + "' (known: ar, flash-ar, chain, tree)");
     if (std::find(methods.begin(), methods.end(), *found) == methods.end()) methods.push_back(*found);
   }
   return methods;
@@ -106,7 +109,8 @@ Status validate(const BenchConfig& c) {
   if (uses_spec(c) && c.draft_model_path.empty())
     return Status::Error(std::string(has(c, BenchMethod::kChain) ? "chain" : "tree") +
                          " needs a draft model (--draft FILE.gguf)");
-  if (c.draft_len < 1) return Status::Error("--draft-len must be at least 1");
+  for (BenchMethod m : {BenchMethod::kChain, BenchMethod::kTree})
+    if (has(c, m)) SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
   if (c.prompt_file.empty() && c.datasets.empty()) return Status::Error("no prompts (--dataset or --prompt-file)");
   if (c.warmup < 0) return Status::Error("--warmup must not be negative");
   return Status::Ok();
@@ -117,6 +121,7 @@ std::vector<BenchRunSpec> plan_runs(const BenchConfig& c, const SessionOptions& 
   if (has(c, BenchMethod::kAr) || c.compare_to_ar) {
     BenchRunSpec ar{BenchMethod::kAr, {"resident", MemoryBudget{}}, base};
     ar.options.mem_budget = MemoryBudget{};
+    ar.options.spec = SpecConfig{};
     runs.push_back(ar);
   }
   for (const BenchBudget& b : c.budgets) {
@@ -124,16 +129,7 @@ std::vector<BenchRunSpec> plan_runs(const BenchConfig& c, const SessionOptions& 
       if (!has(c, m)) continue;
       BenchRunSpec run{m, b, base};
       run.options.mem_budget = b.budget;
-      if (m != BenchMethod::kFlashAr) {
-        SpecConfig& spec = run.options.spec;
-        spec.method = m == BenchMethod::kChain ? SpecConfig::Method::kChain : SpecConfig::Method::kTree;
-        spec.draft_model_path = c.draft_model_path;
-        spec.draft_len = c.draft_len;
-        if (m == BenchMethod::kTree && !c.tree_widths.empty()) {
-          spec.tree_widths = c.tree_widths;
-          spec.draft_len = static_cast<int>(c.tree_widths.size());  // the widths fix the depth
-        }
-      }
+      run.options.spec = m == BenchMethod::kFlashAr ? SpecConfig{} : spec_for(c, m);
       runs.push_back(std::move(run));
     }
   }
@@ -142,8 +138,8 @@ std::vector<BenchRunSpec> plan_runs(const BenchConfig& c, const SessionOptions& 
 
 int spec_context_margin(const BenchConfig& c) {
   int margin = 1;
-  if (has(c, BenchMethod::kChain)) margin = std::max(margin, c.draft_len + 1);
-  if (has(c, BenchMethod::kTree)) margin = std::max(margin, tree_nodes(c) + 1);
+  for (BenchMethod m : {BenchMethod::kChain, BenchMethod::kTree})
+    if (has(c, m)) margin = std::max<int>(margin, tree_node_count(tree_widths(spec_for(c, m))) + 1);
   return margin;
 }
 

@@ -38,7 +38,9 @@ struct SummaryRow {
   double mean_accepted() const {
     return spec.cycles > 0 ? static_cast<double>(spec.accepted_draft_tokens + spec.cycles) / spec.cycles : 1.0;
   }
-  double bytes_per_token() const { return generated_tokens > 0 ? static_cast<double>(bytes_read) / generated_tokens : 0; }
+  double bytes_per_token() const {
+    return generated_tokens > 0 ? static_cast<double>(bytes_read) / generated_tokens : 0;
+  }
 };
 
 // One row per run, in run order.

@@ -47,8 +47,8 @@ std::string storage_line(const ReportContext& context, const BenchResult& result
     backend = run.session.io_backend + (run.session.direct_io ? ", O_DIRECT" : ", buffered");
     break;
   }
-  std::string line = context.io_bandwidth > 0 ? "EMULATED at " + fmt("%.2f GB/s", context.io_bandwidth / 1e9)
-                                              : "the real device";
+  std::string line =
+      context.io_bandwidth > 0 ? "EMULATED at " + fmt("%.2f GB/s", context.io_bandwidth / 1e9) : "the real device";
   return line + (backend.empty() ? " (no run streamed)" : " (" + backend + ")");
 }
 
@@ -134,8 +134,9 @@ std::string quote_command_line(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) {
     const std::string arg = argv[i];
-    const bool plain = !arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                             "0123456789-_./=:,%+@") == std::string::npos;
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789-_./=:,%+@") == std::string::npos;
     std::string quoted = "'";
     for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     line += (i ? " " : "") + (plain ? arg : quoted + "'");

@@ -77,9 +77,9 @@ Result<std::vector<PreparedPrompt>> prepare_prompts(const BenchConfig& config, c
       if (keep_bos) cut.push_back(bos);
       cut.insert(cut.end(), pp.ids.end() - (max_tokens - static_cast<int>(cut.size())), pp.ids.end());
       pp.ids = std::move(cut);
-      notes->push_back(p.id + ": prompt of " + std::to_string(pp.original_tokens) + " tokens truncated from the left to " +
-                       std::to_string(pp.ids.size()) + " (context " + std::to_string(session.n_ctx()) + ", n_predict " +
-                       std::to_string(config.n_predict) + ")");
+      notes->push_back(p.id + ": prompt of " + std::to_string(pp.original_tokens) +
+                       " tokens truncated from the left to " + std::to_string(pp.ids.size()) + " (context " +
+                       std::to_string(session.n_ctx()) + ", n_predict " + std::to_string(config.n_predict) + ")");
     }
     if (pp.ids.empty()) return Status::Error(p.id + ": the prompt has no tokens");
     out.push_back(std::move(pp));
@@ -116,13 +116,15 @@ Result<BenchResult> run_bench(const BenchConfig& config, const std::vector<Bench
       return true;
     };
     for (int w = 0; w < config.warmup && !result.prompts.empty(); ++w) {
-      auto warm = session.generate(result.prompts[0].ids, config.n_predict, config.sampling, config.ignore_eos, collect);
+      auto warm =
+          session.generate(result.prompts[0].ids, config.n_predict, config.sampling, config.ignore_eos, collect);
       if (!warm.ok()) return warm.status().with_context("warm-up");
     }
     double decode_tokens = 0, decode_seconds = 0;
     for (size_t i = 0; i < result.prompts.size(); ++i) {
       tokens.clear();
-      auto stats = session.generate(result.prompts[i].ids, config.n_predict, config.sampling, config.ignore_eos, collect);
+      auto stats =
+          session.generate(result.prompts[i].ids, config.n_predict, config.sampling, config.ignore_eos, collect);
       if (!stats.ok())
         return stats.status().with_context(std::string(method_name(spec.method)) + " at " + spec.budget.label + ", " +
                                            result.prompts[i].prompt.id);

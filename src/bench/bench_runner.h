@@ -29,8 +29,8 @@ struct PreparedPrompt {
 };
 
 struct PromptRun {
-  size_t prompt = 0;              // index into BenchResult::prompts
-  std::vector<int32_t> tokens;    // generated ids
+  size_t prompt = 0;            // index into BenchResult::prompts
+  std::vector<int32_t> tokens;  // generated ids
   GenerationStats stats;
   std::optional<bool> equal_to_ar;  // unset when there is no ar run to compare with
 };
@@ -46,7 +46,7 @@ struct SessionInfo {
   uint64_t resident_weight_bytes = 0;
   uint64_t streamed_bytes_per_pass = 0;
   uint64_t footprint_bytes = 0;
-  uint64_t budget_bytes = 0;  // 0 = unlimited
+  uint64_t budget_bytes = 0;    // 0 = unlimited
   bool peak_rss_reset = false;  // false: peak RSS may include earlier runs
 };
 

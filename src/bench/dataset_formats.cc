@@ -98,7 +98,8 @@ std::string first_sentence(const std::string& story) {
   for (size_t i = 0; i < story.size(); ++i) {
     const char c = story[i];
     if (c == '\n') return story.substr(0, i);
-    if ((c == '.' || c == '!' || c == '?') && (i + 1 == story.size() || std::isspace(static_cast<unsigned char>(story[i + 1]))))
+    if ((c == '.' || c == '!' || c == '?') &&
+        (i + 1 == story.size() || std::isspace(static_cast<unsigned char>(story[i + 1]))))
       return story.substr(0, i + 1);
   }
   return story;
@@ -136,7 +137,9 @@ Result<std::vector<Prompt>> load_human_eval(const std::string& path) {
   return load_fields(path, "human_eval", "task_id", "prompt");
 }
 
-Result<std::vector<Prompt>> load_gsm8k(const std::string& path) { return load_fields(path, "gsm8k", nullptr, "question"); }
+Result<std::vector<Prompt>> load_gsm8k(const std::string& path) {
+  return load_fields(path, "gsm8k", nullptr, "question");
+}
 
 Result<std::vector<Prompt>> load_mbpp(const std::string& path) { return load_fields(path, "mbpp", "task_id", "text"); }
 

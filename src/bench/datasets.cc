@@ -17,8 +17,7 @@ struct DatasetEntry {
 };
 
 const DatasetEntry kDatasets[] = {
-    {"spec_bench", "spec_bench/question.jsonl",
-     [](const std::string& p) { return load_turns_jsonl(p, "spec_bench"); }},
+    {"spec_bench", "spec_bench/question.jsonl", [](const std::string& p) { return load_turns_jsonl(p, "spec_bench"); }},
     {"mt_bench", "mt_bench/question.jsonl", [](const std::string& p) { return load_turns_jsonl(p, "mt_bench"); }},
     {"human_eval", "human_eval/HumanEval.jsonl.gz", load_human_eval},
     {"gsm8k", "gsm8k/test.jsonl", load_gsm8k},
@@ -174,7 +173,8 @@ Result<std::vector<Prompt>> load_prompt_file(const std::string& path) {
         return Status::Errorf("%s:%d: expected an object with a string \"text\" or \"prompt\"", path.c_str(), line_no);
       p.text = obj[key].get<std::string>();
       if (obj.contains("id") && obj["id"].is_string()) p.id = obj["id"].get<std::string>();
-      if (obj.contains("id") && obj["id"].is_number_integer()) p.id = "file/" + std::to_string(obj["id"].get<long long>());
+      if (obj.contains("id") && obj["id"].is_number_integer())
+        p.id = "file/" + std::to_string(obj["id"].get<long long>());
       if (obj.contains("category") && obj["category"].is_string()) p.category = obj["category"].get<std::string>();
     } else {
       p.text = unescape_newlines(line);

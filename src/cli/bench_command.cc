@@ -27,7 +27,7 @@ int usage_error(const Status& status) {
 }
 
 struct BenchFlags {
-  std::string methods, budgets, tree_widths, json_path;
+  std::string methods, budgets, json_path;
   std::vector<std::string> datasets = {"spec_bench:16"};
   bool no_ar_check = false;
 };
@@ -45,10 +45,6 @@ void add_bench_flags(CLI::App& app, BenchConfig& c, BenchFlags& f) {
   app.add_option("--prompt-file", c.prompt_file,
                  "custom prompts instead of --dataset: one per line (\\n = newline), or .jsonl with \"text\"");
   app.add_option("-n,--n-predict", c.n_predict, "tokens to generate per prompt")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--draft", c.draft_model_path, "draft model for chain and tree (same vocabulary as the target)");
-  app.add_option("--draft-len", c.draft_len, "chain: tokens per draft; tree: depth when --tree-widths is not given")
-      ->check(CLI::Range(1, 64));
-  app.add_option("--tree-widths", f.tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
   app.add_option("--temp", c.sampling.temperature, "temperature; 0 = greedy (so = AR is exact)")
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--seed", c.sampling.seed, "random seed for sampling");
@@ -61,8 +57,13 @@ void add_bench_flags(CLI::App& app, BenchConfig& c, BenchFlags& f) {
   app.add_option("--json", f.json_path, "write the configuration, summary and per-prompt rows as JSON to this file");
 }
 
-// Flag values to a checked BenchConfig; errors are usage errors.
+// Flag values to a checked BenchConfig; errors are usage errors. The draft flags are the
+// shared session flags (--draft, --draft-len, --tree-widths), applied per method here.
 Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, BenchConfig& c) {
+  if (session_flags.spec != "none")
+    return Status::Error("bench picks speculative methods with --methods chain,tree, not --spec");
+  c.draft_model_path = session_flags.draft_path;
+  c.draft_len = session_flags.draft_len;
   const std::string methods =
       !f.methods.empty() ? f.methods : (c.draft_model_path.empty() ? "ar,flash-ar" : "ar,flash-ar,chain,tree");
   SF_ASSIGN_OR_RETURN(c.methods, bench::parse_methods(methods));
@@ -71,8 +72,8 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   const std::string budgets =
       !f.budgets.empty() ? f.budgets : (!session_flags.mem_budget.empty() ? session_flags.mem_budget : "50%");
   SF_ASSIGN_OR_RETURN(c.budgets, bench::parse_budgets(budgets));
-  if (!f.tree_widths.empty()) {
-    SF_ASSIGN_OR_RETURN(c.tree_widths, bench::parse_tree_widths(f.tree_widths));
+  if (!session_flags.tree_widths.empty()) {
+    SF_ASSIGN_OR_RETURN(c.tree_widths, bench::parse_tree_widths(session_flags.tree_widths));
   }
   if (c.prompt_file.empty()) {
     SF_ASSIGN_OR_RETURN(c.datasets, bench::parse_dataset_specs(f.datasets));
@@ -144,8 +145,11 @@ int bench_command(int argc, char** argv) {
   if (!parse_args(app, argc, argv, &code)) return code;
 
   if (Status s = finish_config(session_flags, flags, config); !s.ok()) return usage_error(s);
+  // The shared options without budget and drafting, which each run sets for itself.
   SessionFlags base_flags = session_flags;
-  base_flags.mem_budget.clear();  // each run sets its own budget
+  base_flags.mem_budget.clear();
+  base_flags.draft_path.clear();
+  base_flags.tree_widths.clear();
   auto base = base_flags.to_options();
   if (!base.ok()) return usage_error(base.status());
 

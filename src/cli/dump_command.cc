@@ -62,9 +62,10 @@ std::vector<std::pair<int32_t, float>> top_k(const float* logits, int n_vocab, i
 }  // namespace
 
 int dump_command(int argc, char** argv) {
-  CLI::App app{"Write llama.cpp-comparable JSONL: per prompt, its tokens, top-k logits at every position, the full "
-               "last-position logits and a greedy continuation.",
-               "specflash dump"};
+  CLI::App app{
+      "Write llama.cpp-comparable JSONL: per prompt, its tokens, top-k logits at every position, the full "
+      "last-position logits and a greedy continuation.",
+      "specflash dump"};
   SessionFlags session_flags;
   std::string prompts_path, out_path;
   int n_gen = 32, k = 8;
@@ -96,8 +97,9 @@ int dump_command(int argc, char** argv) {
     auto tokens = s.tokenize(prompt, /*parse_special=*/true);
     if (!tokens.ok()) return fail(tokens.status().with_context("prompt " + std::to_string(index)));
     if (static_cast<int>(tokens->size()) + n_gen > s.n_ctx())
-      return fail(Status::Errorf("prompt %d: %zu prompt tokens + %d generated exceed the context of %d (use --ctx-size)",
-                                 index, tokens->size(), n_gen, s.n_ctx()));
+      return fail(
+          Status::Errorf("prompt %d: %zu prompt tokens + %d generated exceed the context of %d (use --ctx-size)", index,
+                         tokens->size(), n_gen, s.n_ctx()));
     s.reset();
     std::vector<float> logits;
     if (Status st = s.evaluate(*tokens, /*all_rows=*/true, &logits); !st.ok()) return fail(st);
@@ -122,8 +124,8 @@ int dump_command(int argc, char** argv) {
     std::string text;
     for (int32_t id : greedy) text += s.tokenizer().token_to_piece(id);
 
-    nlohmann::json record = {{"prompt", prompt},      {"tokens", *tokens},         {"topk", topk},
-                             {"last_logits", last_logits}, {"greedy", greedy}, {"greedy_text", sanitize_utf8(text)}};
+    nlohmann::json record = {{"prompt", prompt},           {"tokens", *tokens}, {"topk", topk},
+                             {"last_logits", last_logits}, {"greedy", greedy},  {"greedy_text", sanitize_utf8(text)}};
     const std::string serialized = record.dump();
     std::fprintf(out, "%s\n", serialized.c_str());
     std::fprintf(stderr, "dump: prompt %d done (%zu tokens, %d generated)\n", index, tokens->size(), n_gen);

@@ -25,7 +25,8 @@ int info_command(int argc, char** argv) {
   std::printf("file:          %s\n", path.c_str());
   std::printf("GGUF version:  %u\n", f.version());
   std::printf("size:          %.2f MiB\n", f.file_size() / 1048576.0);
-  std::printf("architecture:  %s\n", f.architecture().empty() ? "(none: vocabulary-only file?)" : f.architecture().c_str());
+  std::printf("architecture:  %s\n",
+              f.architecture().empty() ? "(none: vocabulary-only file?)" : f.architecture().c_str());
   auto hp = read_hparams(f);
   if (hp.ok()) {
     const ModelHParams& h = *hp;

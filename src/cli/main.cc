@@ -3,8 +3,8 @@
 #include <cstring>
 #include <string>
 
-#include "cli/commands.h"
 #include "cli/chat_command.h"
+#include "cli/commands.h"
 #include "cli/tokenize_command.h"
 
 namespace {

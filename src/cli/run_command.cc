@@ -1,17 +1,18 @@
 // specflash run: generate text from a prompt, streaming it to stdout.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <unistd.h>
 
 #include "base/log.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/session_flags.h"
-#include "weights/memory_budget.h"
 #include "engine/session.h"
+#include "weights/memory_budget.h"
 
 namespace sf::cli {
 
@@ -29,16 +30,16 @@ void print_stats(const GenerationStats& s, const Session& session) {
                s.generated_tokens, s.decode_tokens_per_s(), s.decode_seconds, s.peak_rss_bytes / 1048576.0);
   if (session.drafter()) {
     const SpecStats& sp = s.spec;
-    std::fprintf(stderr,
-                 "speculative:      %s, %llu target passes, %.2f tokens per pass, drafted %llu, accepted %llu (%.0f%%)\n"
-                 "time split:       draft %.3f s, verify %.3f s (I/O stall %.3f s); LM head rows %llu, skipped %llu\n",
-                 SpecConfig::method_name(session.options().spec.method),
-                 static_cast<unsigned long long>(sp.cycles), s.mean_accepted(),
-                 static_cast<unsigned long long>(sp.draft_tokens),
-                 static_cast<unsigned long long>(sp.accepted_draft_tokens),
-                 sp.draft_tokens ? 100.0 * sp.accepted_draft_tokens / sp.draft_tokens : 0.0, sp.draft_seconds,
-                 sp.verify_seconds, s.counters.stream.io_stall_seconds, static_cast<unsigned long long>(sp.head_rows),
-                 static_cast<unsigned long long>(sp.head_rows_saved));
+    std::fprintf(
+        stderr,
+        "speculative:      %s, %llu target passes, %.2f tokens per pass, drafted %llu, accepted %llu (%.0f%%)\n"
+        "time split:       draft %.3f s, verify %.3f s (I/O stall %.3f s); LM head rows %llu, skipped %llu\n",
+        SpecConfig::method_name(session.options().spec.method), static_cast<unsigned long long>(sp.cycles),
+        s.mean_accepted(), static_cast<unsigned long long>(sp.draft_tokens),
+        static_cast<unsigned long long>(sp.accepted_draft_tokens),
+        sp.draft_tokens ? 100.0 * sp.accepted_draft_tokens / sp.draft_tokens : 0.0, sp.draft_seconds, sp.verify_seconds,
+        s.counters.stream.io_stall_seconds, static_cast<unsigned long long>(sp.head_rows),
+        static_cast<unsigned long long>(sp.head_rows_saved));
   }
   const ResidencyPlan& plan = session.plan();
   std::fprintf(stderr, "residency:        %s\n", plan.describe().c_str());
@@ -86,7 +87,8 @@ nlohmann::json stats_json(const GenerationStats& s, const Session& session) {
           {"memory_footprint_bytes", session.plan().footprint_bytes()},
           {"memory_budget_bytes", session.plan().budget_bytes},
           {"io_backend", st ? st->backend_name() : "none"},
-          {"io_bandwidth_emulated", st ? st->emulated() : false},{"prompt_tokens", s.prompt_tokens},
+          {"io_bandwidth_emulated", st ? st->emulated() : false},
+          {"prompt_tokens", s.prompt_tokens},
           {"generated_tokens", s.generated_tokens},
           {"prefill_tokens_per_s", s.prefill_tokens_per_s()},
           {"decode_tokens_per_s", s.decode_tokens_per_s()},
@@ -114,8 +116,10 @@ int run_command(int argc, char** argv) {
   app.add_option("--temp", sampling.temperature, "temperature; 0 = greedy")->check(CLI::Range(0.0, 100.0));
   app.add_option("--top-k", sampling.top_k, "keep the k most likely tokens; 0 = off")->check(CLI::Range(0, 1 << 24));
   app.add_option("--top-p", sampling.top_p, "nucleus sampling threshold; 1 = off")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--min-p", sampling.min_p, "drop tokens below min-p times the top probability; 0 = off")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--repeat-penalty", sampling.repeat_penalty, "penalise recently used tokens; 1 = off")->check(CLI::Range(0.0, 10.0));
+  app.add_option("--min-p", sampling.min_p, "drop tokens below min-p times the top probability; 0 = off")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--repeat-penalty", sampling.repeat_penalty, "penalise recently used tokens; 1 = off")
+      ->check(CLI::Range(0.0, 10.0));
   app.add_option("--seed", sampling.seed, "random seed (same seed, same text)");
   app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-sequence tokens");
   app.add_flag("--no-special", no_special, "treat special-token text in the prompt as plain text");

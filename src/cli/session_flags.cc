@@ -10,8 +10,10 @@ namespace sf::cli {
 void SessionFlags::add_to(CLI::App& app, bool model_required) {
   auto* m = app.add_option("-m,--model", model_path,
                            model_required ? "GGUF model file" : "GGUF model file (default: the embedded stories260K)");
-  if (model_required) m->required();
-  else model_path = default_model_path();
+  if (model_required)
+    m->required();
+  else
+    model_path = default_model_path();
   app.add_option("-t,--threads", n_threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
   app.add_option("-c,--ctx-size", n_ctx, "context size in tokens (default: min(trained, 4096))")
       ->check(CLI::Range(0, 1 << 22));

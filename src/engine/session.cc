@@ -21,12 +21,12 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   SF_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model->file()));
   const ModelHParams& hp = model->hparams();
   if (tok.n_vocab() > hp.n_vocab)
-    return Status::Errorf("%s: tokenizer has %d tokens but the embedding has only %d rows",
-                          options.model_path.c_str(), tok.n_vocab(), hp.n_vocab);
+    return Status::Errorf("%s: tokenizer has %d tokens but the embedding has only %d rows", options.model_path.c_str(),
+                          tok.n_vocab(), hp.n_vocab);
   const int n_ctx = options.n_ctx > 0 ? options.n_ctx : std::min(hp.n_ctx_train, 4096);
 
-  auto session = std::unique_ptr<Session>(
-      new Session(std::move(model), std::make_unique<Tokenizer>(std::move(tok)), options));
+  auto session =
+      std::unique_ptr<Session>(new Session(std::move(model), std::make_unique<Tokenizer>(std::move(tok)), options));
   Session& s = *session;
 
   // A draft model is always resident and counts against the budget first.
@@ -37,13 +37,15 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     SF_RETURN_IF_ERROR(validate_spec_config(options.spec));
     SF_ASSIGN_OR_RETURN(s.drafter_, DraftModelDrafter::create(options.spec.draft_model_path, *s.tokenizer_, hp.n_vocab,
                                                               s.pool_, n_ctx));
-    draft_bytes = s.drafter_->resident_bytes() +
-                  KvCache::bytes_for(s.drafter_->model().hparams().n_layer, n_ctx, s.drafter_->model().hparams().kv_dim()) +
-                  Transformer::scratch_bytes(s.drafter_->model().hparams(), options.max_batch);
+    draft_bytes =
+        s.drafter_->resident_bytes() +
+        KvCache::bytes_for(s.drafter_->model().hparams().n_layer, n_ctx, s.drafter_->model().hparams().kv_dim()) +
+        Transformer::scratch_bytes(s.drafter_->model().hparams(), options.max_batch);
     if (options.mem_budget.kind == MemoryBudget::Kind::kBytes && draft_bytes >= options.mem_budget.bytes)
-      return Status::Errorf("the draft model needs %s resident (weights, KV cache, scratch), more than the whole "
-                            "memory budget of %s; use a smaller draft or raise --mem-budget",
-                            format_bytes(draft_bytes).c_str(), format_bytes(options.mem_budget.bytes).c_str());
+      return Status::Errorf(
+          "the draft model needs %s resident (weights, KV cache, scratch), more than the whole "
+          "memory budget of %s; use a smaller draft or raise --mem-budget",
+          format_bytes(draft_bytes).c_str(), format_bytes(options.mem_budget.bytes).c_str());
   }
 
   // Plan what stays in DRAM, then read exactly that.
@@ -51,8 +53,8 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   const uint64_t scratch = Transformer::scratch_bytes(hp, options.max_batch) +
                            static_cast<uint64_t>(options.max_batch) * hp.n_embd * sizeof(float) +
                            static_cast<uint64_t>(hp.n_vocab) * sizeof(float) + draft_bytes;
-  SF_ASSIGN_OR_RETURN(s.plan_, plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget,
-                                              options.stream_buffers));
+  SF_ASSIGN_OR_RETURN(
+      s.plan_, plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers));
   SF_RETURN_IF_ERROR(s.model_->mutable_weights().load_units(s.plan_.resident));
 
   LayerSource* source = nullptr;

@@ -26,9 +26,9 @@ namespace sf {
 
 struct SessionOptions {
   std::string model_path;
-  int n_threads = 0;  // 0: one per hardware thread
-  int n_ctx = 0;      // 0: min(training context, 4096)
-  int max_batch = 256;  // rows per forward pass; longer prompts are evaluated in chunks
+  int n_threads = 0;        // 0: one per hardware thread
+  int n_ctx = 0;            // 0: min(training context, 4096)
+  int max_batch = 256;      // rows per forward pass; longer prompts are evaluated in chunks
   MemoryBudget mem_budget;  // default: unlimited (everything resident)
   double io_bandwidth = 0;  // emulated storage rate in bytes/s; 0 = real device
   int stream_buffers = 2;
@@ -95,9 +95,8 @@ class Session {
   // Plain autoregressive generation after reset(). on_token gets each generated id and its
   // complete-UTF-8 text (possibly empty while a character is incomplete); return false to
   // stop. Stops at an end-of-generation token unless ignore_eos.
-  Result<GenerationStats> generate(const std::vector<int32_t>& prompt, int n_predict,
-                                   const SamplingParams& sampling, bool ignore_eos,
-                                   const std::function<bool(int32_t, const std::string&)>& on_token);
+  Result<GenerationStats> generate(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
+                                   bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token);
 
  private:
   Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options);

@@ -53,8 +53,7 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
       break;
     }
     Stopwatch draft_timer;
-    SF_RETURN_IF_ERROR(
-        drafter_->propose(widths_that_fit(full_widths, room), sampling, draft_sampler, history, &tree));
+    SF_RETURN_IF_ERROR(drafter_->propose(widths_that_fit(full_widths, room), sampling, draft_sampler, history, &tree));
     stats->spec.draft_seconds += draft_timer.elapsed();
 
     Stopwatch verify_timer;

@@ -19,19 +19,18 @@ constexpr uint64_t kMaxStringBytes = 1ull << 30;
 // against the file size so truncation is reported, not read past.
 class HeaderReader {
  public:
-  HeaderReader(int fd, uint64_t file_size, std::string path)
-      : fd_(fd), file_size_(file_size), path_(std::move(path)) {}
+  HeaderReader(int fd, uint64_t file_size, std::string path) : fd_(fd), file_size_(file_size), path_(std::move(path)) {}
 
   uint64_t position() const { return pos_; }
   uint64_t remaining() const { return file_size_ - pos_; }
 
   Status read(void* dst, uint64_t n, const char* what) {
     if (n > remaining())
-      return Status::Errorf("%s: file is truncated (needed %llu more bytes for %s at offset %llu, "
-                            "file has %llu)",
-                            path_.c_str(), static_cast<unsigned long long>(n), what,
-                            static_cast<unsigned long long>(pos_),
-                            static_cast<unsigned long long>(file_size_));
+      return Status::Errorf(
+          "%s: file is truncated (needed %llu more bytes for %s at offset %llu, "
+          "file has %llu)",
+          path_.c_str(), static_cast<unsigned long long>(n), what, static_cast<unsigned long long>(pos_),
+          static_cast<unsigned long long>(file_size_));
     auto* out = static_cast<uint8_t*>(dst);
     while (n > 0) {
       if (buf_pos_ == buf_len_) SF_RETURN_IF_ERROR(refill());
@@ -46,15 +45,16 @@ class HeaderReader {
   }
 
   template <typename T>
-  Status read_pod(T* v, const char* what) { return read(v, sizeof(T), what); }
+  Status read_pod(T* v, const char* what) {
+    return read(v, sizeof(T), what);
+  }
 
   Status read_string(std::string* s, const char* what) {
     uint64_t len = 0;
     SF_RETURN_IF_ERROR(read_pod(&len, what));
     if (len > kMaxStringBytes || len > remaining())
-      return Status::Errorf("%s: corrupt GGUF: %s has length %llu at offset %llu (file too short)",
-                            path_.c_str(), what, static_cast<unsigned long long>(len),
-                            static_cast<unsigned long long>(pos_));
+      return Status::Errorf("%s: corrupt GGUF: %s has length %llu at offset %llu (file too short)", path_.c_str(), what,
+                            static_cast<unsigned long long>(len), static_cast<unsigned long long>(pos_));
     s->resize(len);
     return read(s->data(), len, what);
   }
@@ -67,8 +67,7 @@ class HeaderReader {
       got = ::pread(fd_, buf_.data(), buf_.size(), static_cast<off_t>(pos_));
     } while (got < 0 && errno == EINTR);
     if (got <= 0)
-      return Status::Errorf("%s: read failed at offset %llu: %s", path_.c_str(),
-                            static_cast<unsigned long long>(pos_),
+      return Status::Errorf("%s: read failed at offset %llu: %s", path_.c_str(), static_cast<unsigned long long>(pos_),
                             got < 0 ? std::strerror(errno) : "unexpected end of file");
     buf_len_ = static_cast<uint64_t>(got);
     buf_pos_ = 0;
@@ -83,8 +82,8 @@ class HeaderReader {
   uint64_t buf_pos_ = 0, buf_len_ = 0;
 };
 
-Status read_value(HeaderReader& r, ValueType type, Value* out, const std::string& key,
-                  const std::string& path, int depth);
+Status read_value(HeaderReader& r, ValueType type, Value* out, const std::string& key, const std::string& path,
+                  int depth);
 
 template <typename T>
 Status read_scalar(HeaderReader& r, Value* out, ValueType type, const char* what) {
@@ -101,20 +100,30 @@ Status read_scalar(HeaderReader& r, Value* out, ValueType type, const char* what
   return Status::Ok();
 }
 
-Status read_value(HeaderReader& r, ValueType type, Value* out, const std::string& key,
-                  const std::string& path, int depth) {
+Status read_value(HeaderReader& r, ValueType type, Value* out, const std::string& key, const std::string& path,
+                  int depth) {
   const char* what = "metadata value";
   switch (type) {
-    case ValueType::kUint8: return read_scalar<uint8_t>(r, out, type, what);
-    case ValueType::kInt8: return read_scalar<int8_t>(r, out, type, what);
-    case ValueType::kUint16: return read_scalar<uint16_t>(r, out, type, what);
-    case ValueType::kInt16: return read_scalar<int16_t>(r, out, type, what);
-    case ValueType::kUint32: return read_scalar<uint32_t>(r, out, type, what);
-    case ValueType::kInt32: return read_scalar<int32_t>(r, out, type, what);
-    case ValueType::kUint64: return read_scalar<uint64_t>(r, out, type, what);
-    case ValueType::kInt64: return read_scalar<int64_t>(r, out, type, what);
-    case ValueType::kFloat32: return read_scalar<float>(r, out, type, what);
-    case ValueType::kFloat64: return read_scalar<double>(r, out, type, what);
+    case ValueType::kUint8:
+      return read_scalar<uint8_t>(r, out, type, what);
+    case ValueType::kInt8:
+      return read_scalar<int8_t>(r, out, type, what);
+    case ValueType::kUint16:
+      return read_scalar<uint16_t>(r, out, type, what);
+    case ValueType::kInt16:
+      return read_scalar<int16_t>(r, out, type, what);
+    case ValueType::kUint32:
+      return read_scalar<uint32_t>(r, out, type, what);
+    case ValueType::kInt32:
+      return read_scalar<int32_t>(r, out, type, what);
+    case ValueType::kUint64:
+      return read_scalar<uint64_t>(r, out, type, what);
+    case ValueType::kInt64:
+      return read_scalar<int64_t>(r, out, type, what);
+    case ValueType::kFloat32:
+      return read_scalar<float>(r, out, type, what);
+    case ValueType::kFloat64:
+      return read_scalar<double>(r, out, type, what);
     case ValueType::kBool: {
       uint8_t b = 0;
       SF_RETURN_IF_ERROR(r.read_pod(&b, what));
@@ -131,21 +140,21 @@ Status read_value(HeaderReader& r, ValueType type, Value* out, const std::string
     }
     case ValueType::kArray: {
       if (depth > 4)
-        return Status::Errorf("%s: corrupt GGUF: metadata '%s' nests arrays too deeply",
-                              path.c_str(), key.c_str());
+        return Status::Errorf("%s: corrupt GGUF: metadata '%s' nests arrays too deeply", path.c_str(), key.c_str());
       uint32_t elem_raw = 0;
       uint64_t count = 0;
       SF_RETURN_IF_ERROR(r.read_pod(&elem_raw, "array element type"));
       SF_RETURN_IF_ERROR(r.read_pod(&count, "array length"));
       if (!is_valid_value_type(elem_raw))
-        return Status::Errorf("%s: corrupt GGUF: metadata '%s' has unknown array element type %u",
-                              path.c_str(), key.c_str(), elem_raw);
+        return Status::Errorf("%s: corrupt GGUF: metadata '%s' has unknown array element type %u", path.c_str(),
+                              key.c_str(), elem_raw);
       // Every element takes at least one byte, so a count beyond the remaining bytes is
       // corrupt (checked before allocating).
       if (count > r.remaining())
-        return Status::Errorf("%s: corrupt GGUF: metadata '%s' claims %llu array items, more "
-                              "than the file holds",
-                              path.c_str(), key.c_str(), static_cast<unsigned long long>(count));
+        return Status::Errorf(
+            "%s: corrupt GGUF: metadata '%s' claims %llu array items, more "
+            "than the file holds",
+            path.c_str(), key.c_str(), static_cast<unsigned long long>(count));
       Array arr;
       arr.element_type = static_cast<ValueType>(elem_raw);
       arr.items.resize(count);
@@ -156,8 +165,8 @@ Status read_value(HeaderReader& r, ValueType type, Value* out, const std::string
       return Status::Ok();
     }
   }
-  return Status::Errorf("%s: corrupt GGUF: metadata '%s' has unknown value type %u", path.c_str(),
-                        key.c_str(), static_cast<unsigned>(type));
+  return Status::Errorf("%s: corrupt GGUF: metadata '%s' has unknown value type %u", path.c_str(), key.c_str(),
+                        static_cast<unsigned>(type));
 }
 
 struct FdCloser {
@@ -186,8 +195,7 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
   if (fd < 0) return Status::Errorf("%s: cannot open: %s", path.c_str(), std::strerror(errno));
   FdCloser closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0)
-    return Status::Errorf("%s: cannot stat: %s", path.c_str(), std::strerror(errno));
+  if (::fstat(fd, &st) != 0) return Status::Errorf("%s: cannot stat: %s", path.c_str(), std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return Status::Errorf("%s: is a directory, not a GGUF file", path.c_str());
 
   GgufFile file;
@@ -196,7 +204,9 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
   HeaderReader r(fd, file.file_size_, path);
 
   uint32_t magic = 0;
-  if (file.file_size_ < 4) return Status::Errorf("%s: not a GGUF file (file is only %llu bytes)", path.c_str(), static_cast<unsigned long long>(file.file_size_));
+  if (file.file_size_ < 4)
+    return Status::Errorf("%s: not a GGUF file (file is only %llu bytes)", path.c_str(),
+                          static_cast<unsigned long long>(file.file_size_));
   SF_RETURN_IF_ERROR(r.read_pod(&magic, "magic"));
   if (magic != kMagic)
     return Status::Errorf("%s: not a GGUF file (bad magic 0x%08x, expected 'GGUF')", path.c_str(), magic);
@@ -220,7 +230,8 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
     uint32_t type_raw = 0;
     SF_RETURN_IF_ERROR(r.read_pod(&type_raw, "metadata type"));
     if (!is_valid_value_type(type_raw))
-      return Status::Errorf("%s: corrupt GGUF: metadata '%s' has unknown value type %u", path.c_str(), key.c_str(), type_raw);
+      return Status::Errorf("%s: corrupt GGUF: metadata '%s' has unknown value type %u", path.c_str(), key.c_str(),
+                            type_raw);
     Value v;
     SF_RETURN_IF_ERROR(read_value(r, static_cast<ValueType>(type_raw), &v, key, path, 0));
     if (file.metadata_index_.count(key))
@@ -232,7 +243,8 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
   if (const Value* a = file.find("general.alignment")) {
     const int64_t al = a->is_integer() ? a->as_int() : 0;
     if (al <= 0 || (al & (al - 1)) != 0 || al > (1 << 20))
-      return Status::Errorf("%s: corrupt GGUF: general.alignment %lld is not a power of two", path.c_str(), static_cast<long long>(al));
+      return Status::Errorf("%s: corrupt GGUF: general.alignment %lld is not a power of two", path.c_str(),
+                            static_cast<long long>(al));
     file.alignment_ = static_cast<uint32_t>(al);
   }
 
@@ -243,20 +255,23 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
     uint32_t n_dims = 0;
     SF_RETURN_IF_ERROR(r.read_pod(&n_dims, "tensor dims"));
     if (n_dims == 0 || n_dims > kMaxDims)
-      return Status::Errorf("%s: corrupt GGUF: tensor '%s' has %u dimensions (1..4 allowed)", path.c_str(), t.name.c_str(), n_dims);
+      return Status::Errorf("%s: corrupt GGUF: tensor '%s' has %u dimensions (1..4 allowed)", path.c_str(),
+                            t.name.c_str(), n_dims);
     t.dims.resize(n_dims);
     for (uint32_t d = 0; d < n_dims; ++d) {
       SF_RETURN_IF_ERROR(r.read_pod(&t.dims[d], "tensor dim"));
       if (t.dims[d] <= 0 || t.dims[d] > (int64_t{1} << 40))
-        return Status::Errorf("%s: corrupt GGUF: tensor '%s' has dimension %lld", path.c_str(), t.name.c_str(), static_cast<long long>(t.dims[d]));
+        return Status::Errorf("%s: corrupt GGUF: tensor '%s' has dimension %lld", path.c_str(), t.name.c_str(),
+                              static_cast<long long>(t.dims[d]));
     }
     uint32_t type_raw = 0;
     SF_RETURN_IF_ERROR(r.read_pod(&type_raw, "tensor type"));
     const TypeInfo* info = find_type_info(type_raw);
     if (info == nullptr)
-      return Status::Errorf("%s: tensor '%s' has weight type %u, which specflash does not support "
-                            "(supported: F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K..Q6_K)",
-                            path.c_str(), t.name.c_str(), type_raw);
+      return Status::Errorf(
+          "%s: tensor '%s' has weight type %u, which specflash does not support "
+          "(supported: F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K..Q6_K)",
+          path.c_str(), t.name.c_str(), type_raw);
     t.type = info->type;
     SF_RETURN_IF_ERROR(r.read_pod(&t.relative_offset, "tensor offset"));
     if (t.dims[0] % info->block_size != 0)
@@ -282,11 +297,11 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
     t.file_offset = file.data_offset_ + t.relative_offset;
     if (t.file_offset < t.relative_offset || t.file_offset + t.n_bytes < t.file_offset ||
         t.file_offset + t.n_bytes > file.file_size_)
-      return Status::Errorf("%s: tensor '%s' points past the end of the file (bytes %llu..%llu, file has %llu); "
-                            "the file is truncated or corrupt",
-                            path.c_str(), t.name.c_str(), static_cast<unsigned long long>(t.file_offset),
-                            static_cast<unsigned long long>(t.file_offset + t.n_bytes),
-                            static_cast<unsigned long long>(file.file_size_));
+      return Status::Errorf(
+          "%s: tensor '%s' points past the end of the file (bytes %llu..%llu, file has %llu); "
+          "the file is truncated or corrupt",
+          path.c_str(), t.name.c_str(), static_cast<unsigned long long>(t.file_offset),
+          static_cast<unsigned long long>(t.file_offset + t.n_bytes), static_cast<unsigned long long>(file.file_size_));
   }
   return file;
 }

@@ -8,19 +8,32 @@ namespace sf::gguf {
 
 const char* value_type_name(ValueType t) {
   switch (t) {
-    case ValueType::kUint8: return "u8";
-    case ValueType::kInt8: return "i8";
-    case ValueType::kUint16: return "u16";
-    case ValueType::kInt16: return "i16";
-    case ValueType::kUint32: return "u32";
-    case ValueType::kInt32: return "i32";
-    case ValueType::kFloat32: return "f32";
-    case ValueType::kBool: return "bool";
-    case ValueType::kString: return "str";
-    case ValueType::kArray: return "arr";
-    case ValueType::kUint64: return "u64";
-    case ValueType::kInt64: return "i64";
-    case ValueType::kFloat64: return "f64";
+    case ValueType::kUint8:
+      return "u8";
+    case ValueType::kInt8:
+      return "i8";
+    case ValueType::kUint16:
+      return "u16";
+    case ValueType::kInt16:
+      return "i16";
+    case ValueType::kUint32:
+      return "u32";
+    case ValueType::kInt32:
+      return "i32";
+    case ValueType::kFloat32:
+      return "f32";
+    case ValueType::kBool:
+      return "bool";
+    case ValueType::kString:
+      return "str";
+    case ValueType::kArray:
+      return "arr";
+    case ValueType::kUint64:
+      return "u64";
+    case ValueType::kInt64:
+      return "i64";
+    case ValueType::kFloat64:
+      return "f64";
   }
   return "?";
 }
@@ -29,9 +42,14 @@ bool is_valid_value_type(uint32_t raw) { return raw <= static_cast<uint32_t>(Val
 
 bool Value::is_integer() const {
   switch (type) {
-    case ValueType::kUint8: case ValueType::kInt8: case ValueType::kUint16:
-    case ValueType::kInt16: case ValueType::kUint32: case ValueType::kInt32:
-    case ValueType::kUint64: case ValueType::kInt64:
+    case ValueType::kUint8:
+    case ValueType::kInt8:
+    case ValueType::kUint16:
+    case ValueType::kInt16:
+    case ValueType::kUint32:
+    case ValueType::kInt32:
+    case ValueType::kUint64:
+    case ValueType::kInt64:
       return true;
     default:
       return false;
@@ -66,15 +84,16 @@ std::string Value::to_display_string(size_t max_items) const {
         if (c == '\n') c = ' ';
       return "\"" + s + "\"";
     }
-    case ValueType::kBool: return std::get<bool>(data) ? "true" : "false";
+    case ValueType::kBool:
+      return std::get<bool>(data) ? "true" : "false";
     case ValueType::kFloat32:
     case ValueType::kFloat64:
       std::snprintf(buf, sizeof(buf), "%g", as_double());
       return buf;
     case ValueType::kArray: {
       const Array& a = as_array();
-      std::string out = "[" + std::string(value_type_name(a.element_type)) + " x " +
-                        std::to_string(a.items.size()) + "]";
+      std::string out =
+          "[" + std::string(value_type_name(a.element_type)) + " x " + std::to_string(a.items.size()) + "]";
       if (!a.items.empty()) {
         out += " ";
         for (size_t i = 0; i < a.items.size() && i < max_items; ++i)

@@ -17,7 +17,9 @@ class ByteSink {
     pos_ += n;
   }
   template <typename T>
-  void pod(T v) { write(&v, sizeof(T)); }
+  void pod(T v) {
+    write(&v, sizeof(T));
+  }
   void string(const std::string& s) {
     pod<uint64_t>(s.size());
     write(s.data(), s.size());
@@ -39,19 +41,45 @@ void write_value_body(ByteSink& out, const Value& v);
 
 void write_scalar(ByteSink& out, ValueType type, const Value& v) {
   switch (type) {
-    case ValueType::kUint8: out.pod<uint8_t>(static_cast<uint8_t>(v.as_int())); break;
-    case ValueType::kInt8: out.pod<int8_t>(static_cast<int8_t>(v.as_int())); break;
-    case ValueType::kUint16: out.pod<uint16_t>(static_cast<uint16_t>(v.as_int())); break;
-    case ValueType::kInt16: out.pod<int16_t>(static_cast<int16_t>(v.as_int())); break;
-    case ValueType::kUint32: out.pod<uint32_t>(static_cast<uint32_t>(v.as_int())); break;
-    case ValueType::kInt32: out.pod<int32_t>(static_cast<int32_t>(v.as_int())); break;
-    case ValueType::kUint64: out.pod<uint64_t>(static_cast<uint64_t>(v.as_int())); break;
-    case ValueType::kInt64: out.pod<int64_t>(v.as_int()); break;
-    case ValueType::kFloat32: out.pod<float>(static_cast<float>(v.as_double())); break;
-    case ValueType::kFloat64: out.pod<double>(v.as_double()); break;
-    case ValueType::kBool: out.pod<uint8_t>(v.as_int() != 0); break;
-    case ValueType::kString: out.string(v.as_string()); break;
-    case ValueType::kArray: write_value_body(out, v); break;
+    case ValueType::kUint8:
+      out.pod<uint8_t>(static_cast<uint8_t>(v.as_int()));
+      break;
+    case ValueType::kInt8:
+      out.pod<int8_t>(static_cast<int8_t>(v.as_int()));
+      break;
+    case ValueType::kUint16:
+      out.pod<uint16_t>(static_cast<uint16_t>(v.as_int()));
+      break;
+    case ValueType::kInt16:
+      out.pod<int16_t>(static_cast<int16_t>(v.as_int()));
+      break;
+    case ValueType::kUint32:
+      out.pod<uint32_t>(static_cast<uint32_t>(v.as_int()));
+      break;
+    case ValueType::kInt32:
+      out.pod<int32_t>(static_cast<int32_t>(v.as_int()));
+      break;
+    case ValueType::kUint64:
+      out.pod<uint64_t>(static_cast<uint64_t>(v.as_int()));
+      break;
+    case ValueType::kInt64:
+      out.pod<int64_t>(v.as_int());
+      break;
+    case ValueType::kFloat32:
+      out.pod<float>(static_cast<float>(v.as_double()));
+      break;
+    case ValueType::kFloat64:
+      out.pod<double>(v.as_double());
+      break;
+    case ValueType::kBool:
+      out.pod<uint8_t>(v.as_int() != 0);
+      break;
+    case ValueType::kString:
+      out.string(v.as_string());
+      break;
+    case ValueType::kArray:
+      write_value_body(out, v);
+      break;
   }
 }
 

@@ -22,8 +22,7 @@ class GgufWriter {
   void copy_metadata_from(const GgufFile& file, const std::string& key_prefix = "");
 
   // Adds a tensor whose bytes are provided now (the writer keeps a copy).
-  void add_tensor(const std::string& name, GgmlType type, std::vector<int64_t> dims,
-                  std::vector<uint8_t> data);
+  void add_tensor(const std::string& name, GgmlType type, std::vector<int64_t> dims, std::vector<uint8_t> data);
 
   // Writes the whole file; the file is written to path + ".tmp" and renamed, so a failed
   // write never leaves a half-written model under the final name.

@@ -6,8 +6,7 @@
 
 namespace sf {
 
-KvCache::KvCache(int n_layer, int n_ctx, int kv_dim)
-    : n_layer_(n_layer), n_ctx_(n_ctx), kv_dim_(kv_dim) {
+KvCache::KvCache(int n_layer, int n_ctx, int kv_dim) : n_layer_(n_layer), n_ctx_(n_ctx), kv_dim_(kv_dim) {
   const size_t half = bytes_for(n_layer, n_ctx, kv_dim) / 2;
   k_.allocate(half);
   v_.allocate(half);

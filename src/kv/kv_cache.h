@@ -41,9 +41,7 @@ class KvCache {
   void move_cell(int from, int to);
 
  private:
-  size_t offset(int layer, int cell) const {
-    return (static_cast<size_t>(layer) * n_ctx_ + cell) * kv_dim_;
-  }
+  size_t offset(int layer, int cell) const { return (static_cast<size_t>(layer) * n_ctx_ + cell) * kv_dim_; }
   int n_layer_ = 0, n_ctx_ = 0, kv_dim_ = 0;
   int n_committed_ = 0;
   AlignedBuffer k_, v_;

@@ -13,10 +13,10 @@ namespace sf {
 
 struct ArchitectureTraits {
   Arch arch;
-  const char* name;       // general.architecture value
+  const char* name;  // general.architecture value
   RopeMode rope_mode;
-  bool qkv_bias;          // attn_q/k/v.bias tensors present (qwen2)
-  bool qk_norm;           // attn_q_norm / attn_k_norm per-head RMSNorm before RoPE (qwen3)
+  bool qkv_bias;  // attn_q/k/v.bias tensors present (qwen2)
+  bool qk_norm;   // attn_q_norm / attn_k_norm per-head RMSNorm before RoPE (qwen3)
 };
 
 const ArchitectureTraits& llama_traits();

@@ -12,9 +12,7 @@
 namespace sf {
 namespace {
 
-std::string layer_name(int layer, const char* suffix) {
-  return "blk." + std::to_string(layer) + "." + suffix;
-}
+std::string layer_name(int layer, const char* suffix) { return "blk." + std::to_string(layer) + "." + suffix; }
 
 // Looks up tensors and checks their shapes, so a malformed model fails at load with the
 // tensor's name rather than producing garbage later.
@@ -34,8 +32,8 @@ class TensorBinder {
       std::string want, have;
       for (auto d : dims) want += (want.empty() ? "" : "x") + std::to_string(d);
       for (auto d : t->dims) have += (have.empty() ? "" : "x") + std::to_string(d);
-      return Status::Errorf("%s: tensor '%s' has shape %s, expected %s", f_.path().c_str(), name.c_str(),
-                            have.c_str(), want.c_str());
+      return Status::Errorf("%s: tensor '%s' has shape %s, expected %s", f_.path().c_str(), name.c_str(), have.c_str(),
+                            want.c_str());
     }
     return t;
   }
@@ -65,8 +63,8 @@ Status read_exact(int fd, uint8_t* dst, uint64_t n, uint64_t offset, const std::
 
 std::vector<std::string> layer_matrix_tensor_names(int layer) {
   std::vector<std::string> names;
-  for (const char* s : {"attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
-                        "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight"})
+  for (const char* s : {"attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight", "ffn_gate.weight",
+                        "ffn_up.weight", "ffn_down.weight"})
     names.push_back(layer_name(layer, s));
   return names;
 }
@@ -152,7 +150,8 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::GgufFile& f
   }
   ::close(fd);
   SF_RETURN_IF_ERROR(st);
-  w->token_embd = {embd->type, embd->dims[0], embd->rows(), row_bytes(embd->type, embd->dims[0]), w->embd_storage_.data()};
+  w->token_embd = {embd->type, embd->dims[0], embd->rows(), row_bytes(embd->type, embd->dims[0]),
+                   w->embd_storage_.data()};
   if (hp.tied_output) {
     w->output = w->token_embd;
     w->unit_resident_[hp.n_layer] = true;

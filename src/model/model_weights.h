@@ -19,15 +19,15 @@
 namespace sf {
 
 struct LayerWeights {
-  WeightMatrix wq, wk, wv, wo;            // [n_embd -> q_dim], [n_embd -> kv_dim] x2, [q_dim -> n_embd]
+  WeightMatrix wq, wk, wv, wo;              // [n_embd -> q_dim], [n_embd -> kv_dim] x2, [q_dim -> n_embd]
   WeightMatrix ffn_gate, ffn_up, ffn_down;  // [n_embd -> n_ff] x2, [n_ff -> n_embd]
-  const float* attn_norm = nullptr;       // [n_embd]
-  const float* ffn_norm = nullptr;        // [n_embd]
-  const float* bq = nullptr;              // [q_dim]  (qwen2)
-  const float* bk = nullptr;              // [kv_dim] (qwen2)
-  const float* bv = nullptr;              // [kv_dim] (qwen2)
-  const float* q_norm = nullptr;          // [head_dim] (qwen3)
-  const float* k_norm = nullptr;          // [head_dim] (qwen3)
+  const float* attn_norm = nullptr;         // [n_embd]
+  const float* ffn_norm = nullptr;          // [n_embd]
+  const float* bq = nullptr;                // [q_dim]  (qwen2)
+  const float* bk = nullptr;                // [kv_dim] (qwen2)
+  const float* bv = nullptr;                // [kv_dim] (qwen2)
+  const float* q_norm = nullptr;            // [head_dim] (qwen3)
+  const float* k_norm = nullptr;            // [head_dim] (qwen3)
 };
 
 // GGUF names of a layer's matrix tensors, in a fixed order (the streamer reads these).
@@ -42,8 +42,7 @@ class ModelWeights {
   // embeddings. Matrices are not read yet: see load_units().
   static Result<std::unique_ptr<ModelWeights>> bind(const gguf::GgufFile& file, const ModelHParams& hp);
   // bind() + load every unit: the fully resident model.
-  static Result<std::unique_ptr<ModelWeights>> load_resident(const gguf::GgufFile& file,
-                                                             const ModelHParams& hp);
+  static Result<std::unique_ptr<ModelWeights>> load_resident(const gguf::GgufFile& file, const ModelHParams& hp);
 
   // Reads the units whose flag is set into resident memory (one allocation). Units not
   // loaded keep data == nullptr until a streamer supplies them. Call once.
@@ -61,8 +60,8 @@ class ModelWeights {
   // Bytes always resident whatever the plan: token embeddings and the f32 vectors.
   uint64_t base_resident_bytes() const;
 
-  WeightMatrix token_embd;           // [n_embd, n_vocab]: row per token
-  WeightMatrix output;               // LM head [n_embd -> n_vocab]; == token_embd when tied
+  WeightMatrix token_embd;             // [n_embd, n_vocab]: row per token
+  WeightMatrix output;                 // LM head [n_embd -> n_vocab]; == token_embd when tied
   const float* output_norm = nullptr;  // [n_embd]
   const float* rope_freqs = nullptr;   // [n_rot / 2] or nullptr
   std::vector<LayerWeights> layers;

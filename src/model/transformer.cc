@@ -27,8 +27,8 @@ void Transformer::reserve(int64_t n) {
 }
 
 uint64_t Transformer::scratch_bytes(const ModelHParams& hp, int64_t n) {
-  const uint64_t floats = static_cast<uint64_t>(n) * (2ull * hp.n_embd + 2ull * hp.q_dim() + 2ull * hp.kv_dim() +
-                                                      2ull * hp.n_ff);
+  const uint64_t floats =
+      static_cast<uint64_t>(n) * (2ull * hp.n_embd + 2ull * hp.q_dim() + 2ull * hp.kv_dim() + 2ull * hp.n_ff);
   // Quantised activations: at most ~1.1 bytes per input element for the widest matmul.
   const uint64_t act = static_cast<uint64_t>(n) * std::max(hp.n_embd, hp.n_ff) * 2;
   return floats * sizeof(float) + act;
@@ -41,8 +41,8 @@ void Transformer::embed(const ModelWeights& w, const int32_t* tokens, int64_t n,
   }
 }
 
-void Transformer::run_layer(const LayerWeights& L, int layer_index, const float* rope_freqs,
-                            const ForwardBatch& batch, KvCache& cache, float* hidden) {
+void Transformer::run_layer(const LayerWeights& L, int layer_index, const float* rope_freqs, const ForwardBatch& batch,
+                            KvCache& cache, float* hidden) {
   const int64_t n = batch.size();
   reserve(n);
   const int E = hp_.n_embd, QD = hp_.q_dim(), KD = hp_.kv_dim(), HD = hp_.head_dim;
@@ -82,8 +82,8 @@ void Transformer::run_layer(const LayerWeights& L, int layer_index, const float*
   }
   SF_CHECK(batch.n_kv <= cache.n_ctx());
   AttentionShape shape{hp_.n_head, hp_.n_head_kv, HD, 1.0f / std::sqrt(static_cast<float>(HD))};
-  attention(shape, q_.data(), n, cache.k(layer_index, 0), cache.v(layer_index, 0), KD, batch.n_kv,
-            batch.mask.data(), attn_.data(), pool_);
+  attention(shape, q_.data(), n, cache.k(layer_index, 0), cache.v(layer_index, 0), KD, batch.n_kv, batch.mask.data(),
+            attn_.data(), pool_);
   matmul(L.wo, attn_.data(), n, QD, delta_.data(), E, pool_, matmul_scratch_);
   for (int64_t i = 0; i < n * E; ++i) hidden[i] += delta_[i];
 

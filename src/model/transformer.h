@@ -28,8 +28,8 @@ class Transformer {
   void embed(const ModelWeights& w, const int32_t* tokens, int64_t n, float* hidden) const;
 
   // One decoder layer, in place on hidden. Writes the batch rows' K/V into `cache`.
-  void run_layer(const LayerWeights& layer, int layer_index, const float* rope_freqs,
-                 const ForwardBatch& batch, KvCache& cache, float* hidden);
+  void run_layer(const LayerWeights& layer, int layer_index, const float* rope_freqs, const ForwardBatch& batch,
+                 KvCache& cache, float* hidden);
 
   // Layers [begin, end), weights from `source` (resident or streamed). Fails only when the
   // source does (an I/O error while streaming).
@@ -42,8 +42,7 @@ class Transformer {
   void apply_head(const WeightMatrix& head, const ModelWeights& w, const float* hidden, int64_t n_rows, float* logits);
 
   // The same over fully resident weights (SF_CHECKed); cannot fail.
-  void run_layers(const ModelWeights& w, const ForwardBatch& batch, int begin, int end,
-                  KvCache& cache, float* hidden);
+  void run_layers(const ModelWeights& w, const ForwardBatch& batch, int begin, int end, KvCache& cache, float* hidden);
   void logits(const ModelWeights& w, const float* hidden, int64_t n_rows, float* logits);
 
   const ModelHParams& hparams() const { return hp_; }
@@ -58,11 +57,11 @@ class Transformer {
   ThreadPool& pool_;
   MatmulScratch matmul_scratch_;
   int64_t capacity_ = 0;
-  std::vector<float> xb_;        // [n, n_embd] normalised input of a block
-  std::vector<float> q_, attn_;  // [n, q_dim]
-  std::vector<float> k_, v_;     // [n, kv_dim]
-  std::vector<float> gate_, up_; // [n, n_ff]
-  std::vector<float> delta_;     // [n, n_embd] block output before the residual add
+  std::vector<float> xb_;         // [n, n_embd] normalised input of a block
+  std::vector<float> q_, attn_;   // [n, q_dim]
+  std::vector<float> k_, v_;      // [n, kv_dim]
+  std::vector<float> gate_, up_;  // [n, n_ff]
+  std::vector<float> delta_;      // [n, n_embd] block output before the residual add
 };
 
 }  // namespace sf

@@ -10,9 +10,8 @@
 
 namespace sf {
 
-void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const uint16_t* k,
-               const uint16_t* v, int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out,
-               ThreadPool& pool) {
+void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const uint16_t* k, const uint16_t* v,
+               int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out, ThreadPool& pool) {
   const int group = s.n_head / s.n_head_kv;
   const int64_t q_row = static_cast<int64_t>(s.n_head) * s.head_dim;
   // The F16 x F32 dot kernel is the same SIMD code the F16 matmul uses.
@@ -45,8 +44,8 @@ void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const 
   });
 }
 
-void attention_ref(const AttentionShape& s, const float* q, int64_t n_tokens, const uint16_t* k,
-                   const uint16_t* v, int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out) {
+void attention_ref(const AttentionShape& s, const float* q, int64_t n_tokens, const uint16_t* k, const uint16_t* v,
+                   int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out) {
   const int group = s.n_head / s.n_head_kv;
   const int64_t q_row = static_cast<int64_t>(s.n_head) * s.head_dim;
   std::vector<double> scores(static_cast<size_t>(n_kv));
@@ -74,8 +73,7 @@ void attention_ref(const AttentionShape& s, const float* q, int64_t n_tokens, co
       float* o = out + t * q_row + static_cast<int64_t>(h) * s.head_dim;
       for (int d = 0; d < s.head_dim; ++d) {
         double acc = 0;
-        for (int64_t c = 0; c < n_kv; ++c)
-          acc += scores[c] / sum * fp16_to_fp32(v[c * kv_row + kvh * s.head_dim + d]);
+        for (int64_t c = 0; c < n_kv; ++c) acc += scores[c] / sum * fp16_to_fp32(v[c * kv_row + kvh * s.head_dim + d]);
         o[d] = static_cast<float>(acc);
       }
     }

@@ -14,8 +14,8 @@ uint8_t* MatmulScratch::reserve(size_t bytes) {
 
 GgmlType matmul_activation_type(GgmlType weight_type) { return default_activation_type(weight_type); }
 
-void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y,
-            int64_t y_stride, ThreadPool& pool, MatmulScratch& scratch) {
+void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y, int64_t y_stride,
+            ThreadPool& pool, MatmulScratch& scratch) {
   const GgmlType act_type = matmul_activation_type(w.type);
   const DotKernel* kernel = find_dot_kernel(w.type, act_type);
   SF_CHECK(kernel != nullptr, "no dot kernel for weight type %s", type_name(w.type));

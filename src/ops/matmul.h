@@ -21,8 +21,8 @@ namespace sf {
 // A 2-D weight matrix in its storage type: `rows` rows of `cols` elements each.
 struct WeightMatrix {
   GgmlType type = GgmlType::F32;
-  int64_t cols = 0;  // input dimension (contiguous)
-  int64_t rows = 0;  // output dimension
+  int64_t cols = 0;       // input dimension (contiguous)
+  int64_t rows = 0;       // output dimension
   size_t row_stride = 0;  // bytes between rows
   const uint8_t* data = nullptr;
 
@@ -42,8 +42,8 @@ class MatmulScratch {
 // y[t, r] = sum_c w[r, c] * x[t, c] for t < n_tokens, r < w.rows.
 // x: [n_tokens, w.cols] f32 (row stride x_stride floats); y: [n_tokens, w.rows] f32 (row
 // stride y_stride floats). Optionally restricted to output rows [row_begin, row_end).
-void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y,
-            int64_t y_stride, ThreadPool& pool, MatmulScratch& scratch);
+void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y, int64_t y_stride,
+            ThreadPool& pool, MatmulScratch& scratch);
 
 // Scalar reference: dequantises rows and sums in double. The oracle for tests.
 void matmul_ref(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y);

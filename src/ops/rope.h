@@ -15,9 +15,9 @@ enum class RopeMode { kNormal, kNeox };
 
 struct RopeParams {
   RopeMode mode = RopeMode::kNormal;
-  int n_rot = 0;            // rotated dimensions (<= head_dim)
+  int n_rot = 0;  // rotated dimensions (<= head_dim)
   float freq_base = 10000.0f;
-  float freq_scale = 1.0f;  // linear scaling: position multiplied by this
+  float freq_scale = 1.0f;              // linear scaling: position multiplied by this
   const float* freq_factors = nullptr;  // [n_rot / 2] or nullptr
 };
 

@@ -27,8 +27,8 @@ std::vector<TokenProb> Sampler::distribution(const float* logits, int n_vocab,
   std::vector<TokenProb> c(static_cast<size_t>(n_vocab));
   for (int32_t i = 0; i < n_vocab; ++i) c[i] = {i, logits[i]};
   if (params_.repeat_penalty != 1.0f && !history.empty()) {
-    const size_t start = history.size() > static_cast<size_t>(params_.repeat_last_n)
-                             ? history.size() - params_.repeat_last_n : 0;
+    const size_t start =
+        history.size() > static_cast<size_t>(params_.repeat_last_n) ? history.size() - params_.repeat_last_n : 0;
     std::unordered_set<int32_t> seen(history.begin() + start, history.end());
     for (int32_t id : seen)
       if (id >= 0 && id < n_vocab)

@@ -16,9 +16,9 @@ namespace sf {
 
 struct SamplingParams {
   float temperature = 0.8f;
-  int top_k = 40;          // <= 0: disabled
-  float top_p = 0.95f;     // >= 1: disabled
-  float min_p = 0.05f;     // <= 0: disabled
+  int top_k = 40;               // <= 0: disabled
+  float top_p = 0.95f;          // >= 1: disabled
+  float min_p = 0.05f;          // <= 0: disabled
   float repeat_penalty = 1.0f;  // 1: disabled
   int repeat_last_n = 64;
   uint64_t seed = 0;
@@ -38,8 +38,7 @@ class Sampler {
 
   // The processed distribution over the surviving candidates, sorted by descending
   // probability (ties by ascending id), probabilities summing to 1. Greedy: one entry.
-  std::vector<TokenProb> distribution(const float* logits, int n_vocab,
-                                      const std::vector<int32_t>& history = {}) const;
+  std::vector<TokenProb> distribution(const float* logits, int n_vocab, const std::vector<int32_t>& history = {}) const;
   // Draws the next token.
   int32_t sample(const float* logits, int n_vocab, const std::vector<int32_t>& history = {});
   // A uniform double in [0, 1) from the sampler's RNG (also used by speculative verifiers).

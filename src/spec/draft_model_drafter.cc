@@ -38,9 +38,8 @@ void DraftModelDrafter::expand(const float* logits, int32_t parent, int width, c
     std::vector<int32_t> ids(n_vocab);
     for (int i = 0; i < n_vocab; ++i) ids[i] = i;
     const int w = std::min(width, n_vocab);
-    std::partial_sort(ids.begin(), ids.begin() + w, ids.end(), [&](int32_t a, int32_t b) {
-      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-    });
+    std::partial_sort(ids.begin(), ids.begin() + w, ids.end(),
+                      [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
     const float max = logits[ids[0]];
     double sum = 0;
     for (int i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max));

@@ -16,7 +16,8 @@ Status ModelRunner::forward(const ForwardBatch& batch) {
   const int64_t n = batch.size();
   SF_CHECK(n > 0);
   for (int32_t t : batch.tokens)
-    if (t < 0 || t >= hp.n_vocab) return Status::Errorf("token id %d is outside the vocabulary (0..%d)", t, hp.n_vocab - 1);
+    if (t < 0 || t >= hp.n_vocab)
+      return Status::Errorf("token id %d is outside the vocabulary (0..%d)", t, hp.n_vocab - 1);
   Stopwatch timer;
   hidden_.resize(static_cast<size_t>(n) * hp.n_embd);
   hidden_rows_ = n;

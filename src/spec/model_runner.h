@@ -38,7 +38,10 @@ class ModelRunner {
   const RunnerCounters& counters() const { return counters_; }
 
   // Forgets everything (n_past = 0).
-  void reset() { n_past_ = 0; cache_.set_committed(0); }
+  void reset() {
+    n_past_ = 0;
+    cache_.set_committed(0);
+  }
 
   // Runs all layers over the batch; its hidden states stay available for logits().
   Status forward(const ForwardBatch& batch);

@@ -3,9 +3,12 @@
 namespace sf {
 const char* SpecConfig::method_name(Method m) {
   switch (m) {
-    case Method::kNone: return "none";
-    case Method::kChain: return "chain";
-    case Method::kTree: return "tree";
+    case Method::kNone:
+      return "none";
+    case Method::kChain:
+      return "chain";
+    case Method::kTree:
+      return "tree";
   }
   return "?";
 }

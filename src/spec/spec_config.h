@@ -16,7 +16,7 @@ struct SpecConfig {
   int draft_len = 4;             // chain: tokens per draft (gamma); tree: depth
   // Tree: children per node at each depth (e.g. {3, 2, 1}); empty = {2, 2, ..., 1}.
   std::vector<int> tree_widths;
-  int draft_threads = 0;         // 0: share the target's pool
+  int draft_threads = 0;  // 0: share the target's pool
 
   bool enabled() const { return method != Method::kNone; }
   static const char* method_name(Method m);

@@ -32,7 +32,7 @@ struct StreamerOptions {
 };
 
 struct StreamStats {
-  uint64_t bytes_read = 0;      // bytes read from storage for streamed units
+  uint64_t bytes_read = 0;  // bytes read from storage for streamed units
   uint64_t units_read = 0;
   double io_seconds = 0;        // device busy time (emulated: bytes / emulated rate)
   double io_stall_seconds = 0;  // time the forward pass waited for a unit to arrive
@@ -59,11 +59,11 @@ class LayerStreamer : public LayerSource {
   struct Slot {
     AlignedBuffer buffer;
     uint64_t ticket = 0;
-    int64_t sequence = -1;       // position in the cyclic unit sequence it holds or loads
-    double emulated_ready = 0;   // when an emulated device would have finished the read
+    int64_t sequence = -1;      // position in the cyclic unit sequence it holds or loads
+    double emulated_ready = 0;  // when an emulated device would have finished the read
     bool in_flight = false;
-    LayerWeights layer;          // views into buffer, for a layer unit
-    WeightMatrix head;           // view into buffer, for the head unit
+    LayerWeights layer;  // views into buffer, for a layer unit
+    WeightMatrix head;   // view into buffer, for the head unit
   };
 
   LayerStreamer(const ModelWeights& w, const StreamerOptions& o) : weights_(w), options_(o) {}
@@ -77,11 +77,11 @@ class LayerStreamer : public LayerSource {
   const ModelWeights& weights_;
   StreamerOptions options_;
   std::unique_ptr<DirectReader> reader_;
-  std::vector<int> order_;              // streamed units in forward order
-  std::vector<int> order_index_;        // unit -> index in order_, -1 if resident
-  std::vector<UnitSpan> spans_;         // per unit
+  std::vector<int> order_;        // streamed units in forward order
+  std::vector<int> order_index_;  // unit -> index in order_, -1 if resident
+  std::vector<UnitSpan> spans_;   // per unit
   std::vector<Slot> slots_;
-  int64_t next_acquire_ = 0;            // sequence number the pass will acquire next
+  int64_t next_acquire_ = 0;  // sequence number the pass will acquire next
   int64_t next_submit_ = 0;
   double emulated_free_at_ = 0;
   StreamStats stats_;

@@ -38,11 +38,16 @@ Result<MemoryBudget> MemoryBudget::parse(std::string_view text) {
     return b;
   }
   double scale = 0;
-  if (suffix.empty() || suffix == "B") scale = 1;
-  else if (suffix == "K" || suffix == "KB" || suffix == "KIB") scale = 1024.0;
-  else if (suffix == "M" || suffix == "MB" || suffix == "MIB") scale = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "GB" || suffix == "GIB") scale = 1024.0 * 1024 * 1024;
-  else if (suffix == "T" || suffix == "TB" || suffix == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
+  if (suffix.empty() || suffix == "B")
+    scale = 1;
+  else if (suffix == "K" || suffix == "KB" || suffix == "KIB")
+    scale = 1024.0;
+  else if (suffix == "M" || suffix == "MB" || suffix == "MIB")
+    scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GB" || suffix == "GIB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "T" || suffix == "TB" || suffix == "TIB")
+    scale = 1024.0 * 1024 * 1024 * 1024;
   if (scale == 0)
     return Status::Errorf("invalid memory budget '%.*s': unknown unit '%s' (use K, M, G or %%)",
                           static_cast<int>(text.size()), text.data(), suffix.c_str());
@@ -54,9 +59,13 @@ Result<MemoryBudget> MemoryBudget::parse(std::string_view text) {
 std::string MemoryBudget::to_string() const {
   char buf[64];
   switch (kind) {
-    case Kind::kUnlimited: return "unlimited";
-    case Kind::kModelShare: std::snprintf(buf, sizeof(buf), "%.0f%% of the model", share * 100); return buf;
-    case Kind::kBytes: return format_bytes(bytes);
+    case Kind::kUnlimited:
+      return "unlimited";
+    case Kind::kModelShare:
+      std::snprintf(buf, sizeof(buf), "%.0f%% of the model", share * 100);
+      return buf;
+    case Kind::kBytes:
+      return format_bytes(bytes);
   }
   return "";
 }
@@ -70,10 +79,14 @@ Result<double> parse_bandwidth(std::string_view text) {
   if (!suffix.empty() && suffix.back() == 'S' && suffix.size() > 1 && suffix[suffix.size() - 2] == '/')
     suffix.resize(suffix.size() - 2);  // accept "2G/s" and "2GB/s"
   double scale = 0;
-  if (suffix.empty() || suffix == "B") scale = 1;
-  else if (suffix == "K" || suffix == "KB") scale = 1e3;
-  else if (suffix == "M" || suffix == "MB") scale = 1e6;
-  else if (suffix == "G" || suffix == "GB") scale = 1e9;
+  if (suffix.empty() || suffix == "B")
+    scale = 1;
+  else if (suffix == "K" || suffix == "KB")
+    scale = 1e3;
+  else if (suffix == "M" || suffix == "MB")
+    scale = 1e6;
+  else if (suffix == "G" || suffix == "GB")
+    scale = 1e9;
   if (scale == 0)
     return Status::Errorf("invalid bandwidth '%.*s': unknown unit '%s' (use K, M or G bytes/s)",
                           static_cast<int>(text.size()), text.data(), suffix.c_str());
@@ -82,10 +95,14 @@ Result<double> parse_bandwidth(std::string_view text) {
 
 std::string format_bytes(uint64_t bytes) {
   char buf[64];
-  if (bytes >= (1ull << 30)) std::snprintf(buf, sizeof(buf), "%.2f GiB", bytes / 1073741824.0);
-  else if (bytes >= (1ull << 20)) std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / 1048576.0);
-  else if (bytes >= 1024) std::snprintf(buf, sizeof(buf), "%.1f KiB", bytes / 1024.0);
-  else std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(bytes));
+  if (bytes >= (1ull << 30))
+    std::snprintf(buf, sizeof(buf), "%.2f GiB", bytes / 1073741824.0);
+  else if (bytes >= (1ull << 20))
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / 1048576.0);
+  else if (bytes >= 1024)
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", bytes / 1024.0);
+  else
+    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(bytes));
   return buf;
 }
 

@@ -28,11 +28,12 @@ struct ResidencyPlan {
   uint64_t resident_unit_bytes = 0;
   uint64_t kv_bytes = 0;
   uint64_t scratch_bytes = 0;
-  uint64_t budget_bytes = 0;  // 0 = unlimited
+  uint64_t budget_bytes = 0;             // 0 = unlimited
   uint64_t streamed_bytes_per_pass = 0;  // bytes read from storage per forward pass
 
   uint64_t footprint_bytes() const {
-    return base_bytes + resident_unit_bytes + static_cast<uint64_t>(n_buffers) * buffer_bytes + kv_bytes + scratch_bytes;
+    return base_bytes + resident_unit_bytes + static_cast<uint64_t>(n_buffers) * buffer_bytes + kv_bytes +
+           scratch_bytes;
   }
   bool streams() const { return streamed_bytes_per_pass > 0; }
   std::string describe() const;  // one line for logs and --stats

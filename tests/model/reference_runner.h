@@ -12,7 +12,7 @@ struct PromptAgreement {
   int positions = 0;
   int top1_matches = 0;
   double last_logits_nmse = 0;
-  int greedy_len = 0;           // reference continuation length
+  int greedy_len = 0;              // reference continuation length
   int greedy_matching_prefix = 0;  // leading tokens equal to the reference
 };
 

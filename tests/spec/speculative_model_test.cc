@@ -25,8 +25,8 @@ const char* kTarget = "models/stories260K.gguf";
 std::string quantized_draft(const char* type) {
   const std::string dir = test::scratch_dir(std::string("spec_draft_") + type);
   const std::string out = dir + "/draft.gguf";
-  const std::string cmd = test::binary_path("specflash") + " quantize " + test::shared_path(kTarget) + " " + out +
-                          " " + type + " -q > /dev/null 2>&1";
+  const std::string cmd = test::binary_path("specflash") + " quantize " + test::shared_path(kTarget) + " " + out + " " +
+                          type + " -q > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0);
   return out;
 }
@@ -64,8 +64,14 @@ std::vector<int32_t> generate(Session& s, const std::string& prompt, int n, cons
 }
 
 const std::vector<std::string> kPrompts = {
-    "Once upon a time", "Lily wanted to play with her big red ball. One day", "The little dog was sad because",
-    "Tom and Sue went to the park.", "One day, a bird", "She looked at the sky and", "The cat said", "Mom gave Ben a",
+    "Once upon a time",
+    "Lily wanted to play with her big red ball. One day",
+    "The little dog was sad because",
+    "Tom and Sue went to the park.",
+    "One day, a bird",
+    "She looked at the sky and",
+    "The cat said",
+    "Mom gave Ben a",
 };
 
 struct GreedyCase {
@@ -114,16 +120,15 @@ TEST_P(GreedyLossless, EqualsPlainDecodingAndAcceptsDrafts) {
 }
 
 using M = SpecConfig::Method;
-INSTANTIATE_TEST_SUITE_P(
-    Policies, GreedyLossless,
-    ::testing::Values(GreedyCase{"chain_target", "target", M::kChain, 4, {}, "100%"},
-                      GreedyCase{"tree_target", "target", M::kTree, 3, {2, 2, 1}, "100%"},
-                      GreedyCase{"chain_q8_streamed0", "Q8_0", M::kChain, 5, {}, "0%"},
-                      GreedyCase{"chain_q4_streamed50", "Q4_0", M::kChain, 3, {}, "50%"},
-                      GreedyCase{"tree_q4", "Q4_0", M::kTree, 3, {3, 2, 1}, "100%"},
-                      GreedyCase{"tree_q4_streamed0", "Q4_0", M::kTree, 4, {2, 2, 1, 1}, "0%"},
-                      GreedyCase{"chain_target_streamed0", "target", M::kChain, 6, {}, "0%"}),
-    [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Policies, GreedyLossless,
+                         ::testing::Values(GreedyCase{"chain_target", "target", M::kChain, 4, {}, "100%"},
+                                           GreedyCase{"tree_target", "target", M::kTree, 3, {2, 2, 1}, "100%"},
+                                           GreedyCase{"chain_q8_streamed0", "Q8_0", M::kChain, 5, {}, "0%"},
+                                           GreedyCase{"chain_q4_streamed50", "Q4_0", M::kChain, 3, {}, "50%"},
+                                           GreedyCase{"tree_q4", "Q4_0", M::kTree, 3, {3, 2, 1}, "100%"},
+                                           GreedyCase{"tree_q4_streamed0", "Q4_0", M::kTree, 4, {2, 2, 1, 1}, "0%"},
+                                           GreedyCase{"chain_target_streamed0", "target", M::kChain, 6, {}, "0%"}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // Exact next-token distribution of the target after `prompt`, as the sampler processes it.
 std::vector<double> target_distribution(Session& plain, const std::vector<int32_t>& prompt, const SamplingParams& sp) {
@@ -192,8 +197,9 @@ TEST_P(StochasticLossless, FirstAndSecondTokenDistributionsMatchTarget) {
   prefix.push_back(top);
   const auto p2 = target_distribution(*plain, prefix, sp);
   const double p_second = test::chi_square_p_value(second[top], p2);
-  std::printf("%s: %d first tokens seen >= 5 times, first p=%.3f second p=%.3f (n=%.0f), accepted %llu of %llu\n", c.name, populated, p_first, p_second, first[top],
-              static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(proposed));
+  std::printf("%s: %d first tokens seen >= 5 times, first p=%.3f second p=%.3f (n=%.0f), accepted %llu of %llu\n",
+              c.name, populated, p_first, p_second, first[top], static_cast<unsigned long long>(accepted),
+              static_cast<unsigned long long>(proposed));
   EXPECT_GT(p_second, 1e-3) << "second-token distribution differs from the target's";
   EXPECT_GT(accepted, proposed / 10) << "drafts must be accepted";
   EXPECT_LT(accepted, proposed) << "and sometimes rejected, or the residual path is untested";

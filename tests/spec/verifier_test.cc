@@ -1,13 +1,14 @@
 // The verifier's rejection sampling emits tokens distributed exactly as the target's p,
 // whatever the draft's q and however the children were drafted. Tested on synthetic
 // distributions over a 6-token vocabulary with a chi-square test (fixed seeds).
+#include "spec/verifier.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "chi_square.h"
-#include "spec/verifier.h"
 
 namespace sf {
 namespace {
@@ -107,16 +108,16 @@ TEST(Verifier, GreedyAcceptsMatchingPathAndReturnsArgmaxBonus) {
   const int32_t a = tree.add(3, TokenTree::kRoot, 0.5f);
   tree.add(1, TokenTree::kRoot, 0.2f);
   const int32_t b = tree.add(4, a, 0.5f);
-  std::vector<std::vector<float>> rows = {{0, 0, 0, 9, 0, 0}, {0, 0, 0, 0, 9, 0}, {9, 0, 0, 0, 0, 0}, {0, 0, 7, 0, 0, 0}};
+  std::vector<std::vector<float>> rows = {
+      {0, 0, 0, 9, 0, 0}, {0, 0, 0, 0, 9, 0}, {9, 0, 0, 0, 0, 0}, {0, 0, 7, 0, 0, 0}};
   Sampler greedy(SamplingParams{0.0f});
   int64_t visited = 0;
-  const VerifyResult r = verify_tree(
-      tree, kVocab,
-      [&](int64_t row) {
-        ++visited;
-        return rows[row].data();
-      },
-      greedy, {});
+  const VerifyResult r = verify_tree(tree, kVocab,
+                                     [&](int64_t row) {
+                                       ++visited;
+                                       return rows[row].data();
+                                     },
+                                     greedy, {});
   ASSERT_EQ(r.accepted, (std::vector<int32_t>{a, b}));
   EXPECT_EQ(r.bonus, 2);  // argmax of node b's row (row 3)
   EXPECT_EQ(r.rows_visited, 3);

@@ -1,0 +1,133 @@
+// Flag values of `specflash bench` to a BenchConfig: parsing errors name the bad value,
+// validation catches impossible combinations, and the run plan puts every baseline first.
+#include "bench/bench_config.h"
+
+#include <gtest/gtest.h>
+
+namespace sf::bench {
+namespace {
+
+BenchConfig valid_config() {
+  BenchConfig c;
+  c.methods = {BenchMethod::kAr, BenchMethod::kFlashAr};
+  c.budgets = *parse_budgets("50%");
+  c.datasets = {{"tinystories", "", 3}};
+  return c;
+}
+
+void expect_error(const Status& s, const std::string& substring) {
+  ASSERT_FALSE(s.ok()) << "expected an error containing: " << substring;
+  EXPECT_NE(s.message().find(substring), std::string::npos) << s.message();
+}
+
+TEST(BenchFlags, Methods) {
+  auto m = parse_methods("tree,ar,flash-ar,ar");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(*m, (std::vector<BenchMethod>{BenchMethod::kTree, BenchMethod::kAr, BenchMethod::kFlashAr}));
+  expect_error(parse_methods("ar,medusa").status(), "unknown method 'medusa'");
+  expect_error(parse_methods("").status(), "unknown method ''");
+}
+
+TEST(BenchFlags, Budgets) {
+  auto b = parse_budgets("100%,50%,0%,300M");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  ASSERT_EQ(b->size(), 4u);
+  EXPECT_EQ((*b)[0].budget.kind, MemoryBudget::Kind::kUnlimited);
+  EXPECT_EQ((*b)[1].label, "50%");
+  EXPECT_DOUBLE_EQ((*b)[1].budget.share, 0.5);
+  EXPECT_EQ((*b)[2].budget.kind, MemoryBudget::Kind::kModelShare);
+  EXPECT_EQ((*b)[3].budget.bytes, 300u << 20);
+  expect_error(parse_budgets("50%,150%").status(), "budget '150%'");
+  expect_error(parse_budgets("lots").status(), "budget 'lots'");
+  expect_error(parse_budgets("50%,").status(), "empty memory budget");
+}
+
+TEST(BenchFlags, TreeWidths) {
+  auto w = parse_tree_widths("3,2,1");
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(*w, (std::vector<int>{3, 2, 1}));
+  for (const char* bad : {"3,0", "a", "2,,1", "", "65"}) EXPECT_FALSE(parse_tree_widths(bad).ok()) << bad;
+}
+
+TEST(BenchValidate, AcceptsAPlainConfig) { EXPECT_TRUE(validate(valid_config()).ok()); }
+
+TEST(BenchValidate, SpeculativeMethodsNeedADraft) {
+  BenchConfig c = valid_config();
+  c.methods.push_back(BenchMethod::kChain);
+  expect_error(validate(c), "chain needs a draft model");
+  c.methods = {BenchMethod::kTree};
+  expect_error(validate(c), "tree needs a draft model");
+  c.draft_model_path = "draft.gguf";
+  EXPECT_TRUE(validate(c).ok());
+}
+
+TEST(BenchValidate, OtherErrors) {
+  BenchConfig c = valid_config();
+  c.methods.clear();
+  expect_error(validate(c), "no methods");
+  c = valid_config();
+  c.budgets.clear();
+  expect_error(validate(c), "no memory budgets");
+  c.methods = {BenchMethod::kAr};  // ar alone needs no budget
+  EXPECT_TRUE(validate(c).ok());
+  c = valid_config();
+  c.n_predict = 0;
+  expect_error(validate(c), "--n-predict");
+  c = valid_config();
+  c.datasets.clear();
+  expect_error(validate(c), "no prompts");
+  c.prompt_file = "p.txt";
+  EXPECT_TRUE(validate(c).ok());
+}
+
+TEST(BenchPlan, ArFirstThenEachBudgetsMethods) {
+  BenchConfig c = valid_config();
+  c.methods = {BenchMethod::kTree, BenchMethod::kFlashAr, BenchMethod::kChain};  // ar not listed
+  c.budgets = *parse_budgets("100%,0%");
+  c.draft_model_path = "draft.gguf";
+  c.draft_len = 5;
+  c.tree_widths = {3, 2, 1};
+  SessionOptions base;
+  base.model_path = "target.gguf";
+  base.n_threads = 2;
+  const auto runs = plan_runs(c, base);
+  ASSERT_EQ(runs.size(), 7u);
+  EXPECT_EQ(runs[0].method, BenchMethod::kAr) << "ar runs first when comparing, listed or not";
+  EXPECT_EQ(runs[0].options.mem_budget.kind, MemoryBudget::Kind::kUnlimited);
+  EXPECT_FALSE(runs[0].options.spec.enabled());
+  const BenchMethod order[] = {BenchMethod::kFlashAr, BenchMethod::kChain, BenchMethod::kTree};
+  for (size_t i = 1; i < runs.size(); ++i) {
+    EXPECT_EQ(runs[i].method, order[(i - 1) % 3]) << i;
+    EXPECT_EQ(runs[i].budget.label, i <= 3 ? "100%" : "0%");
+    EXPECT_EQ(runs[i].options.model_path, "target.gguf");
+    EXPECT_EQ(runs[i].options.n_threads, 2);
+  }
+  EXPECT_EQ(runs[4].options.mem_budget.kind, MemoryBudget::Kind::kModelShare);
+  EXPECT_FALSE(runs[4].options.spec.enabled());
+  EXPECT_EQ(runs[5].options.spec.method, SpecConfig::Method::kChain);
+  EXPECT_EQ(runs[5].options.spec.draft_model_path, "draft.gguf");
+  EXPECT_EQ(runs[5].options.spec.draft_len, 5);
+  EXPECT_EQ(runs[6].options.spec.method, SpecConfig::Method::kTree);
+  EXPECT_EQ(runs[6].options.spec.tree_widths, (std::vector<int>{3, 2, 1}));
+  EXPECT_EQ(runs[6].options.spec.draft_len, 3) << "the widths fix the tree depth";
+
+  c.compare_to_ar = false;
+  EXPECT_EQ(plan_runs(c, base).size(), 6u) << "no ar run when not listed and not comparing";
+}
+
+TEST(BenchPlan, ContextMargin) {
+  BenchConfig c = valid_config();
+  EXPECT_EQ(spec_context_margin(c), 1);
+  c.methods.push_back(BenchMethod::kChain);
+  c.draft_len = 6;
+  EXPECT_EQ(spec_context_margin(c), 7);
+  c.methods.push_back(BenchMethod::kTree);
+  c.tree_widths = {3, 2, 1};  // 3 + 6 + 6 nodes
+  EXPECT_EQ(spec_context_margin(c), 16);
+  c.tree_widths.clear();
+  c.draft_len = 3;  // default widths {2, 2, 1}: 2 + 4 + 4 nodes
+  EXPECT_EQ(spec_context_margin(c), 11);
+}
+
+}  // namespace
+}  // namespace sf::bench
