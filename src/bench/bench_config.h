@@ -44,7 +44,8 @@ struct BenchConfig {
   int n_predict = 64;
   SamplingParams sampling;  // greedy unless --temp > 0
   bool ignore_eos = false;
-  bool chat = false;          // wrap prompts in the model's chat template
+  bool chat = false;          // wrap prompts in a chat template as the user's message
+  std::string chat_template;  // by name; "" = the model's own
   bool compare_to_ar = true;  // run ar and check every method's tokens against it
   int warmup = 0;             // untimed generations per session before measuring
   std::string draft_model_path;

@@ -156,7 +156,8 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
   if (!context.draft_model_path.empty()) out += "- draft: " + context.draft_model_path + "\n";
   out += "- command: `" + context.command_line + "`\n";
   out += "- threads: " + std::to_string(threads) + "; n_predict: " + std::to_string(config.n_predict) +
-         "; sampling: " + sampling_text(config) + (config.chat ? "; chat template" : "") + "\n";
+         "; sampling: " + sampling_text(config) +
+         (result.chat_template.empty() ? "" : "; chat template: " + result.chat_template) + "\n";
   out += "- prompts: " + context.prompt_source + " (" + std::to_string(result.prompts.size()) + ")\n";
   out += "- storage: " + storage_line(context, result) + "\n";
   out += "- date: " + context.date + "\n\n";
@@ -167,6 +168,10 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
       "speedup: over flash-ar at the same budget. mean accepted: tokens per target pass. "
       "bytes read/token: streamed bytes (prefill included) per generated token. = AR: prompts whose tokens equal "
       "ar's.\n";
+  if (!config.sampling.greedy())
+    out +=
+        "With sampling, = AR is expected of the plain methods only (same seed, same tokens); speculative methods "
+        "keep the output distribution, not the tokens.\n";
   if (context.io_bandwidth > 0) out += "Storage bandwidth is EMULATED; rates are not those of this machine's disk.\n";
   for (const std::string& note : result.notes) out += "\nnote: " + note;
   if (!result.notes.empty()) out += "\n";
@@ -189,7 +194,7 @@ OJson json_report(const ReportContext& context, const BenchConfig& config, const
   meta["n_predict"] = config.n_predict;
   meta["sampling"] = {{"temperature", config.sampling.temperature}, {"seed", config.sampling.seed}};
   meta["ignore_eos"] = config.ignore_eos;
-  meta["chat_template"] = config.chat;
+  meta["chat_template"] = result.chat_template.empty() ? OJson(nullptr) : OJson(result.chat_template);
   meta["draft_len"] = config.draft_len;
   meta["tree_widths"] = config.tree_widths;
   meta["io_bandwidth_bytes_per_s"] = context.io_bandwidth;

@@ -1,5 +1,7 @@
 #include "bench/bench_runner.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -10,8 +12,11 @@ namespace sf::bench {
 namespace {
 
 // Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0). Without it the
-// fully resident ar run would set the peak for every later run.
+// fully resident ar run would set the peak for every later run. malloc_trim first hands
+// the previous session's freed heap back to the kernel, which glibc would otherwise keep
+// counted in RSS.
 bool reset_peak_rss() {
+  malloc_trim(0);
   FILE* f = std::fopen("/proc/self/clear_refs", "w");
   if (!f) return false;
   const bool ok = std::fputs("5", f) >= 0;
@@ -47,11 +52,14 @@ std::string describe_model(const Session& s) {
 // Tokenizes every prompt with the first session's tokenizer and cuts prompts that leave
 // no room for generation. The cut is from the left (the end of a prompt is what the
 // continuation depends on), keeping BOS so the model still sees a sequence start.
-Result<std::vector<PreparedPrompt>> prepare_prompts(const BenchConfig& config, const std::vector<Prompt>& prompts,
-                                                    const Session& session, std::vector<std::string>* notes) {
+// Fills result->prompts, and notes and chat_template.
+Status prepare_prompts(const BenchConfig& config, const std::vector<Prompt>& prompts, const Session& session,
+                       BenchResult* result) {
+  std::vector<std::string>* notes = &result->notes;
   std::optional<ChatTemplate> chat;
   if (config.chat) {
-    SF_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::for_tokenizer(session.tokenizer()));
+    SF_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::for_tokenizer(session.tokenizer(), config.chat_template));
+    result->chat_template = t.name();
     chat = t;
   }
   const int max_tokens = session.n_ctx() - config.n_predict - spec_context_margin(config);
@@ -59,7 +67,7 @@ Result<std::vector<PreparedPrompt>> prepare_prompts(const BenchConfig& config, c
     return Status::Errorf("--n-predict %d leaves no room for a prompt in a context of %d tokens; raise --ctx-size",
                           config.n_predict, session.n_ctx());
   const int32_t bos = session.tokenizer().bos_id();
-  std::vector<PreparedPrompt> out;
+  std::vector<PreparedPrompt>& out = result->prompts;
   for (const Prompt& p : prompts) {
     PreparedPrompt pp{p, {}, 0};
     std::string text = p.text;
@@ -84,7 +92,7 @@ Result<std::vector<PreparedPrompt>> prepare_prompts(const BenchConfig& config, c
     if (pp.ids.empty()) return Status::Error(p.id + ": the prompt has no tokens");
     out.push_back(std::move(pp));
   }
-  return out;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -105,7 +113,7 @@ Result<BenchResult> run_bench(const BenchConfig& config, const std::vector<Bench
     if (r == 0) {
       result.target_description = describe_model(session);
       const size_t first_note = result.notes.size();
-      SF_ASSIGN_OR_RETURN(result.prompts, prepare_prompts(config, prompts, session, &result.notes));
+      SF_RETURN_IF_ERROR(prepare_prompts(config, prompts, session, &result));
       if (callbacks.note)
         for (size_t i = first_note; i < result.notes.size(); ++i) callbacks.note(result.notes[i]);
     }

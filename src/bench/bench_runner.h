@@ -62,6 +62,7 @@ struct BenchResult {
   std::vector<RunResult> runs;
   std::vector<std::string> notes;  // truncations and the like, also shown on stderr
   std::string target_description;  // "llama, 5 layers, 1.1 MiB"
+  std::string chat_template;       // the template's name with --chat, else ""
 };
 
 struct BenchProgress {

@@ -49,7 +49,8 @@ void add_bench_flags(CLI::App& app, BenchConfig& c, BenchFlags& f) {
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--seed", c.sampling.seed, "random seed for sampling");
   app.add_flag("--ignore-eos", c.ignore_eos, "always generate n-predict tokens");
-  app.add_flag("--chat", c.chat, "wrap each prompt in the model's chat template");
+  app.add_flag("--chat", c.chat, "wrap each prompt in the model's chat template, as the user's message");
+  app.add_option("--chat-template", c.chat_template, "with --chat: use this template by name (chatml, llama3, ...)");
   app.add_option("--warmup", c.warmup, "untimed generations per method and budget before measuring")
       ->check(CLI::Range(0, 100));
   app.add_flag("--per-category", c.per_category, "add a table per dataset and category");
@@ -80,6 +81,7 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   }
   if (c.data_dir.empty()) c.data_dir = bench::default_data_dir();
   c.compare_to_ar = !f.no_ar_check;
+  if (!c.chat_template.empty()) c.chat = true;
   return bench::validate(c);
 }
 

@@ -3,8 +3,10 @@
 #include <cstring>
 #include <string>
 
+#include "cli/bench_command.h"
 #include "cli/chat_command.h"
 #include "cli/commands.h"
+#include "cli/pack_command.h"
 #include "cli/tokenize_command.h"
 
 namespace {
@@ -22,6 +24,9 @@ const Subcommand kSubcommands[] = {
     {"chat", sf::run_chat_command, "chat with a model in the terminal"},
     {"tokenize", sf::run_tokenize_command, "print the token ids and pieces of a text"},
     {"quantize", sf::cli::quantize_command, "convert a model's weights to another type (Q8_0, Q4_0, Q4_K, Q6_K, ...)"},
+    {"pack", sf::cli::pack_command,
+     "rewrite a GGUF so each layer is one contiguous 4096-aligned range (for streaming)"},
+    {"bench", sf::cli::bench_command, "measure decoding speed of methods at memory budgets over dataset prompts"},
     {"synth", sf::cli::synth_command, "write a deterministic random-weight model of any supported shape"},
 };
 

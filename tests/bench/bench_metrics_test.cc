@@ -79,8 +79,8 @@ TEST(BenchMetrics, CategoryRowsCompareWithinTheCategory) {
   EXPECT_EQ(rows[2].category, "x");
   EXPECT_EQ(rows[2].prompts, 1);
   EXPECT_DOUBLE_EQ(rows[4].tokens_per_s(), 20.0);  // chain, x: 10 tokens in 0.5 s
-  EXPECT_DOUBLE_EQ(*rows[4].speedup, 2.0);          // over flash-ar, x: 10 tok/s
-  EXPECT_DOUBLE_EQ(*rows[5].speedup, 4.0);          // chain, y: 40 over 10 tok/s
+  EXPECT_DOUBLE_EQ(*rows[4].speedup, 2.0);         // over flash-ar, x: 10 tok/s
+  EXPECT_DOUBLE_EQ(*rows[5].speedup, 4.0);         // chain, y: 40 over 10 tok/s
 }
 
 TEST(BenchReport, MarkdownHeaderAndTable) {
@@ -97,13 +97,12 @@ TEST(BenchReport, MarkdownHeaderAndTable) {
   ctx.machine.cores = 2;
   ctx.commit = "abc1234";
   ctx.date = "2025-01-01 00:00:00 UTC";
-  const std::string md =
-      markdown_report(ctx, config, r, summarize_runs(r), summarize_categories(r));
+  const std::string md = markdown_report(ctx, config, r, summarize_runs(r), summarize_categories(r));
   for (const char* expected :
        {"Test CPU (2 cores", "commit: abc1234", "target: target.gguf (llama, 5 layers", "draft: draft.gguf",
-        "`specflash bench --methods ar,flash-ar,chain`", "EMULATED at 2.00 GB/s (io_uring, O_DIRECT)",
-        "2025-01-01", "| ar | resident | 2 | 15.00 | - | 1.00 |", "| chain | 50% | 2 | 30.00 | 3.00x | 3.00 |",
-        "| 1/2 |", "| d | y | chain | 50% | 1 | 40.00 | 4.00x |", "note: d/1: prompt truncated"})
+        "`specflash bench --methods ar,flash-ar,chain`", "EMULATED at 2.00 GB/s (io_uring, O_DIRECT)", "2025-01-01",
+        "| ar | resident | 2 | 15.00 | - | 1.00 |", "| chain | 50% | 2 | 30.00 | 3.00x | 3.00 |", "| 1/2 |",
+        "| d | y | chain | 50% | 1 | 40.00 | 4.00x |", "note: d/1: prompt truncated"})
     EXPECT_NE(md.find(expected), std::string::npos) << "missing: " << expected << "\n" << md;
 }
 

@@ -59,8 +59,9 @@ void expect_usage_error(const std::vector<std::string>& args, const std::string&
 
 TEST(BenchBinary, EndToEndJson) {
   const std::string json_path = sf::test::per_test_scratch_dir() + "/bench.json";
-  const RunOutput r = run_bench_binary({"-m", stories(), "--methods", "ar,flash-ar", "--budgets", "50%", "--dataset",
-                                        "tinystories:3", "--n-predict", "16", "--json", json_path, "--data-dir", datasets()});
+  const RunOutput r =
+      run_bench_binary({"-m", stories(), "--methods", "ar,flash-ar", "--budgets", "50%", "--dataset", "tinystories:3",
+                        "--n-predict", "16", "--json", json_path, "--data-dir", datasets()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("| flash-ar | 50% | 3 |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| 3/3 |"), std::string::npos) << r.out;
@@ -94,10 +95,10 @@ TEST(BenchBinary, EndToEndJson) {
 // show mean accepted > 1 and still equal ar token for token.
 TEST(BenchBinary, SpeculativeMethodsEqualAr) {
   const std::string json_path = sf::test::per_test_scratch_dir() + "/bench.json";
-  const RunOutput r = run_bench_binary({"-m", stories(), "--draft", stories(), "--methods", "flash-ar,chain,tree",
-                                        "--budgets", "0%", "--draft-len", "3", "--tree-widths", "2,1", "--dataset",
-                                        "tinystories:2", "--n-predict", "12", "--json", json_path, "--data-dir",
-                                        datasets()});
+  const RunOutput r = run_bench_binary(
+      {"-m",          stories(), "--draft",       stories(), "--methods", "flash-ar,chain,tree", "--budgets",   "0%",
+       "--draft-len", "3",       "--tree-widths", "2,1",     "--dataset", "tinystories:2",       "--n-predict", "12",
+       "--json",      json_path, "--data-dir",    datasets()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(read_file(json_path), nullptr, /*allow_exceptions=*/false);
   ASSERT_TRUE(j.is_object());

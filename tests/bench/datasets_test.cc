@@ -61,9 +61,8 @@ TEST_P(DatasetFileTest, LoadsEveryPromptWithUniqueIdsAndText) {
 INSTANTIATE_TEST_SUITE_P(SharedDatasets, DatasetFileTest,
                          testing::Values(Expected{"spec_bench", 480, "spec_bench/81"},
                                          Expected{"mt_bench", 80, "mt_bench/81"},
-                                         Expected{"human_eval", 164, "HumanEval/0"},
-                                         Expected{"gsm8k", 1319, "gsm8k/0"}, Expected{"mbpp", 974, "mbpp/1"},
-                                         Expected{"tinystories", 99, "tinystories/0"}),
+                                         Expected{"human_eval", 164, "HumanEval/0"}, Expected{"gsm8k", 1319, "gsm8k/0"},
+                                         Expected{"mbpp", 974, "mbpp/1"}, Expected{"tinystories", 99, "tinystories/0"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Datasets, SpecBenchCategories) {
@@ -187,8 +186,8 @@ TEST(PromptFile, LinesWithEscapedNewlines) {
 }
 
 TEST(PromptFile, Jsonl) {
-  const std::string path =
-      write_file("prompts.jsonl", "{\"id\": \"a\", \"category\": \"code\", \"text\": \"x\\ny\"}\n{\"prompt\": \"z\"}\n");
+  const std::string path = write_file(
+      "prompts.jsonl", "{\"id\": \"a\", \"category\": \"code\", \"text\": \"x\\ny\"}\n{\"prompt\": \"z\"}\n");
   auto r = load_prompt_file(path);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->size(), 2u);

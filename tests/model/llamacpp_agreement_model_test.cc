@@ -35,7 +35,9 @@ TEST_P(LlamaCppAgreement, MatchesReference) {
   ASSERT_FALSE(r.prompts.empty());
   EXPECT_GE(r.top1_rate(), top1_bound(c.precision)) << r.summary();
   EXPECT_LE(r.max_nmse(), nmse_bound(c.precision)) << r.summary();
-  if (c.greedy_must_match) EXPECT_TRUE(r.greedy_identical()) << r.summary();
+  if (c.greedy_must_match) {
+    EXPECT_TRUE(r.greedy_identical()) << r.summary();
+  }
 }
 
 const Case kCases[] = {

@@ -102,7 +102,9 @@ TEST_P(GreedyLossless, EqualsPlainDecodingAndAcceptsDrafts) {
     proposed += st.spec.draft_tokens;
     accepted += st.spec.accepted_draft_tokens;
     cycles += st.spec.cycles;
-    if (std::string(c.budget) != "100%") EXPECT_GT(st.counters.stream.bytes_read, 0u);
+    if (std::string(c.budget) != "100%") {
+      EXPECT_GT(st.counters.stream.bytes_read, 0u);
+    }
   }
   std::printf("%s: proposed %llu accepted %llu cycles %llu\n", c.name, static_cast<unsigned long long>(proposed),
               static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(cycles));
