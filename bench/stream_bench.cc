@@ -32,11 +32,10 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// Cold sequential O_DIRECT read of the whole file in 16 MiB requests, two in flight.
-double measure_sequential_read(const std::string& path) {
-  auto reader = sf::DirectReader::open(path);
-  if (!reader.ok()) return 0;
-  const uint64_t size = (*reader)->file_size() / 4096 * 4096;
+// Sequential O_DIRECT read of the whole file in 16 MiB requests, two in flight. Returns
+// bytes/s of one pass.
+double read_pass(sf::DirectReader* reader) {
+  const uint64_t size = reader->file_size() / 4096 * 4096;
   const uint64_t chunk = 16ull << 20;
   sf::AlignedBuffer a(chunk, 4096), b(chunk, 4096);
   sf::Stopwatch sw;
@@ -45,13 +44,25 @@ double measure_sequential_read(const std::string& path) {
   int i = 0;
   for (uint64_t off = 0; off < size; off += chunk, ++i) {
     const uint64_t len = std::min(chunk, size - off);
-    const uint64_t t = (*reader)->submit((i % 2 ? b : a).data(), off, len);
-    if (have_prev) (void)(*reader)->wait(t_prev);
+    const uint64_t t = reader->submit((i % 2 ? b : a).data(), off, len);
+    if (have_prev) (void)reader->wait(t_prev);
     t_prev = t;
     have_prev = true;
   }
-  if (have_prev) (void)(*reader)->wait(t_prev);
+  if (have_prev) (void)reader->wait(t_prev);
   return size / sw.elapsed();
+}
+
+// Three passes over the file: the first is cold; later ones are what the streamer sees when
+// it re-reads the same spans every forward pass (a virtualised disk's host cache, or a
+// drive's own cache, can make them faster). Both are reported; the bound uses the best.
+std::pair<double, double> measure_sequential_read(const std::string& path) {
+  auto reader = sf::DirectReader::open(path);
+  if (!reader.ok()) return {0, 0};
+  const double cold = read_pass(reader->get());
+  double best = cold;
+  for (int i = 0; i < 2; ++i) best = std::max(best, read_pass(reader->get()));
+  return {cold, best};
 }
 
 struct Row {
@@ -94,7 +105,7 @@ int main(int argc, char** argv) {
   }
 
   std::fprintf(stderr, "measuring sequential O_DIRECT read bandwidth of %s...\n", model.c_str());
-  const double read_bw = measure_sequential_read(model);
+  const auto [cold_bw, read_bw] = measure_sequential_read(model);
 
   auto run = [&](const std::string& budget, double emulated_bw, double* compute_per_token, Row* row) -> bool {
     sf::SessionOptions o;
@@ -121,7 +132,9 @@ int main(int argc, char** argv) {
     const auto& c = stats->counters;
     const double decode_passes = static_cast<double>(std::max<uint64_t>(1, c.forward_passes - 1));
     row->budget = budget;
-    row->emulated = emulated_bw > 0 ? sf::format_bytes(static_cast<uint64_t>(emulated_bw)) + "/s" : "";
+    char rate[32];
+    std::snprintf(rate, sizeof(rate), "%.1f GB/s", emulated_bw / 1e9);
+    row->emulated = emulated_bw > 0 ? rate : "";
     row->tokens_per_s = stats->decode_tokens_per_s();
     row->actual_s = 1.0 / std::max(1e-9, row->tokens_per_s);
     row->bytes_per_token = static_cast<double>(s.plan().streamed_bytes_per_pass);
@@ -152,8 +165,10 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("model: %s\nsequential O_DIRECT read (measured): %.2f GB/s; resident compute: %.1f ms/token\n\n",
-              model.c_str(), read_bw / 1e9, compute_per_token * 1e3);
+  std::printf(
+      "model: %s\nsequential O_DIRECT read (measured): %.2f GB/s cold, %.2f GB/s repeated (bound uses the "
+      "latter); resident compute: %.1f ms/token\n\n",
+      model.c_str(), cold_bw / 1e9, read_bw / 1e9, compute_per_token * 1e3);
   std::printf(
       "| budget | storage | pinned layers | footprint | tok/s | streamed/token | I/O stall | bound tok/s | of bound "
       "|\n");

@@ -35,12 +35,14 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     if (options.spec.draft_model_path.empty())
       return Status::Error("speculative decoding needs a draft model (--draft DRAFT.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(options.spec));
-    SF_ASSIGN_OR_RETURN(s.drafter_, DraftModelDrafter::create(options.spec.draft_model_path, *s.tokenizer_, hp.n_vocab,
-                                                              s.pool_, n_ctx));
-    draft_bytes =
-        s.drafter_->resident_bytes() +
-        KvCache::bytes_for(s.drafter_->model().hparams().n_layer, n_ctx, s.drafter_->model().hparams().kv_dim()) +
-        Transformer::scratch_bytes(s.drafter_->model().hparams(), options.max_batch);
+    SF_ASSIGN_OR_RETURN(
+        std::unique_ptr<DraftModelDrafter> draft,
+        DraftModelDrafter::create(options.spec.draft_model_path, *s.tokenizer_, hp.n_vocab, s.pool_, n_ctx));
+    const ModelHParams& dhp = draft->model().hparams();
+    draft_bytes = draft->resident_bytes() + KvCache::bytes_for(dhp.n_layer, n_ctx, dhp.kv_dim()) +
+                  Transformer::scratch_bytes(dhp, options.max_batch);
+    s.drafter_ = std::move(draft);
+    s.policy_ = make_tree_policy(options.spec);
     if (options.mem_budget.kind == MemoryBudget::Kind::kBytes && draft_bytes >= options.mem_budget.bytes)
       return Status::Errorf(
           "the draft model needs %s resident (weights, KV cache, scratch), more than the whole "

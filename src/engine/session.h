@@ -17,6 +17,7 @@
 #include "spec/draft_model_drafter.h"
 #include "spec/model_runner.h"
 #include "spec/spec_config.h"
+#include "spec/tree_policy.h"
 #include "tokenizer/tokenizer.h"
 #include "weights/layer_streamer.h"
 #include "weights/memory_budget.h"
@@ -76,7 +77,8 @@ class Session {
   const LayerStreamer* streamer() const { return streamer_.get(); }
   int n_ctx() const { return target_->n_ctx(); }
   int n_past() const { return target_->n_past(); }
-  const DraftModelDrafter* drafter() const { return drafter_.get(); }
+  const Drafter* drafter() const { return drafter_.get(); }
+  const TreePolicy* tree_policy() const { return policy_.get(); }
   ThreadPool& pool() { return pool_; }
   double load_seconds() const { return load_seconds_; }
   SessionCounters counters() const;
@@ -116,7 +118,8 @@ class Session {
   std::unique_ptr<LayerStreamer> streamer_;
   std::unique_ptr<ResidentLayerSource> resident_source_;
   std::unique_ptr<ModelRunner> target_;
-  std::unique_ptr<DraftModelDrafter> drafter_;
+  std::unique_ptr<Drafter> drafter_;
+  std::unique_ptr<TreePolicy> policy_;
   double load_seconds_ = 0;
 };
 

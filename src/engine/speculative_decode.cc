@@ -16,14 +16,6 @@
 
 namespace sf {
 
-namespace {
-// Widths trimmed so that the pending row plus every node fits the remaining context.
-std::vector<int> widths_that_fit(std::vector<int> widths, int64_t room) {
-  while (!widths.empty() && tree_node_count(widths) + 1 > room) widths.pop_back();
-  return widths;
-}
-}  // namespace
-
 Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
                                    bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
                                    GenerationStats* stats) {
@@ -34,7 +26,6 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
   Sampler draft_sampler(draft_params);
   StreamingDecoder decoder(*tokenizer_);
   std::vector<int32_t> history = prompt;
-  const std::vector<int> full_widths = tree_widths(options_.spec);
 
   Stopwatch prefill_timer;
   if (prompt.size() > 1) SF_RETURN_IF_ERROR(evaluate({prompt.begin(), prompt.end() - 1}, false, nullptr));
@@ -53,8 +44,10 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
       break;
     }
     Stopwatch draft_timer;
-    SF_RETURN_IF_ERROR(drafter_->propose(widths_that_fit(full_widths, room), sampling, draft_sampler, history, &tree));
-    stats->spec.draft_seconds += draft_timer.elapsed();
+    policy_->begin_cycle(room - 1);  // one cell is the pending token's
+    SF_RETURN_IF_ERROR(drafter_->propose(*policy_, sampling, draft_sampler, history, &tree));
+    const double draft_seconds = draft_timer.elapsed();
+    stats->spec.draft_seconds += draft_seconds;
 
     Stopwatch verify_timer;
     const int32_t n_past = target_->n_past();
@@ -72,7 +65,9 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
     for (int32_t node : result.accepted) cells.push_back(n_past + static_cast<int32_t>(tree_row(node)));
     target_->commit(cells);
     drafter_->commit(tree, result.accepted, result.bonus);
-    stats->spec.verify_seconds += verify_timer.elapsed();
+    const double verify_seconds = verify_timer.elapsed();
+    stats->spec.verify_seconds += verify_seconds;
+    policy_->observe({tree.size(), static_cast<int32_t>(result.accepted.size()), draft_seconds, verify_seconds});
 
     ++stats->spec.cycles;
     stats->spec.draft_tokens += static_cast<uint64_t>(tree.size());

@@ -65,11 +65,12 @@ void DraftModelDrafter::expand(const float* logits, int32_t parent, int width, c
   tree->draft_dist(parent) = std::move(q);
 }
 
-Status DraftModelDrafter::propose(const std::vector<int>& widths, const SamplingParams& sampling,
-                                  Sampler& draft_sampler, const std::vector<int32_t>& history, TokenTree* tree) {
+Status DraftModelDrafter::propose(TreePolicy& policy, const SamplingParams& sampling, Sampler& draft_sampler,
+                                  const std::vector<int32_t>& history, TokenTree* tree) {
   tree->clear();
   node_cell_.clear();
-  if (widths.empty()) return Status::Ok();
+  const int root_children = policy.children(*tree, TokenTree::kRoot);
+  if (root_children <= 0) return Status::Ok();
   SF_CHECK(!pending_.empty(), "the draft has no pending token to continue from");
   // Catch up with the committed sequence; its last token is the tree's root.
   SF_RETURN_IF_ERROR(runner_->forward_causal(pending_));
@@ -77,17 +78,24 @@ Status DraftModelDrafter::propose(const std::vector<int>& widths, const Sampling
   runner_->row_logits(static_cast<int64_t>(pending_.size()) - 1, logits_.data());
   runner_->end_head();
   pending_.clear();
-  expand(logits_.data(), TokenTree::kRoot, widths[0], sampling, draft_sampler, history, tree);
+  expand(logits_.data(), TokenTree::kRoot, root_children, sampling, draft_sampler, history, tree);
 
   const int32_t n_past = runner_->n_past();  // the root is cell n_past - 1
   int32_t next_cell = n_past;
-  for (size_t depth = 1; depth < widths.size(); ++depth) {
+  for (int32_t depth = 1;; ++depth) {
+    // This level's nodes that the policy wants to expand; they need the draft's logits.
     std::vector<int32_t> frontier;
-    for (int32_t i = 0; i < tree->size(); ++i)
-      if (tree->node(i).depth == static_cast<int32_t>(depth)) frontier.push_back(i);
+    std::vector<int> widths;
+    for (int32_t i = 0; i < tree->size(); ++i) {
+      if (tree->node(i).depth != depth) continue;
+      const int w = policy.children(*tree, i);
+      if (w > 0) {
+        frontier.push_back(i);
+        widths.push_back(w);
+      }
+    }
     if (frontier.empty()) break;
-    const int32_t room = runner_->n_ctx() - next_cell;
-    if (room < static_cast<int32_t>(frontier.size())) break;  // context nearly full: stop growing
+    if (runner_->n_ctx() - next_cell < static_cast<int32_t>(frontier.size())) break;  // draft context full
     node_cell_.resize(tree->size(), -1);
     ForwardBatch b;
     b.n_kv = next_cell + static_cast<int32_t>(frontier.size());
@@ -107,7 +115,7 @@ Status DraftModelDrafter::propose(const std::vector<int>& widths, const Sampling
     SF_RETURN_IF_ERROR(runner_->begin_head());
     for (size_t r = 0; r < frontier.size(); ++r) {
       runner_->row_logits(static_cast<int64_t>(r), logits_.data());
-      expand(logits_.data(), frontier[r], widths[depth], sampling, draft_sampler, history, tree);
+      expand(logits_.data(), frontier[r], widths[r], sampling, draft_sampler, history, tree);
     }
     runner_->end_head();
   }

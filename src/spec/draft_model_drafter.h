@@ -22,33 +22,29 @@
 #include "model/layer_source.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
+#include "spec/drafter.h"
 #include "spec/model_runner.h"
 #include "spec/token_tree.h"
 #include "tokenizer/tokenizer.h"
 
 namespace sf {
 
-class DraftModelDrafter {
+class DraftModelDrafter : public Drafter {
  public:
   // Loads the draft fully resident. target_vocab: the target's tokenizer.
   static Result<std::unique_ptr<DraftModelDrafter>> create(const std::string& path, const Tokenizer& target_vocab,
                                                            int target_n_vocab, ThreadPool& pool, int n_ctx);
 
+  const char* name() const override { return "draft-model"; }
   const Model& model() const { return *model_; }
-  uint64_t resident_bytes() const { return model_->weights().resident_bytes(); }
+  uint64_t resident_bytes() const override { return model_->weights().resident_bytes(); }
   const RunnerCounters& counters() const { return runner_->counters(); }
 
   // Starts a new sequence whose committed tokens are `prompt`.
-  void reset(const std::vector<int32_t>& prompt);
-
-  // Builds a tree below the last committed token. widths[d] = children per node at depth d
-  // (its size is the tree depth). `draft_sampler` supplies the draft's randomness (kept
-  // separate from the verifier's). history: the committed sequence.
-  Status propose(const std::vector<int>& widths, const SamplingParams& sampling, Sampler& draft_sampler,
-                 const std::vector<int32_t>& history, TokenTree* tree);
-
-  // The target accepted `accepted` nodes of the last tree, then sampled `bonus`.
-  void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus);
+  void reset(const std::vector<int32_t>& prompt) override;
+  Status propose(TreePolicy& policy, const SamplingParams& sampling, Sampler& draft_sampler,
+                 const std::vector<int32_t>& history, TokenTree* tree) override;
+  void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) override;
 
  private:
   DraftModelDrafter() = default;

@@ -14,6 +14,8 @@
 
 #include "chi_square.h"
 #include "engine/session.h"
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
 #include "test_paths.h"
 
 namespace sf {
@@ -74,20 +76,44 @@ const std::vector<std::string> kPrompts = {
     "Mom gave Ben a",
 };
 
+// A different model with the same vocabulary: the target's first `layers` layers alone
+// (a 3-layer stories model; no other pretrained model shares its vocabulary here).
+std::string truncated_draft(int layers) {
+  const std::string dir = test::scratch_dir("spec_draft_truncated");
+  const std::string out = dir + "/draft.gguf";
+  auto file = gguf::GgufFile::open(test::shared_path(kTarget));
+  EXPECT_TRUE(file.ok());
+  gguf::GgufWriter w;
+  w.copy_metadata_from(*file);
+  w.set("llama.block_count", gguf::Value::u32(static_cast<uint32_t>(layers)));
+  for (const auto& t : file->tensors()) {
+    if (t.name.rfind("blk.", 0) == 0 && std::stoi(t.name.substr(4)) >= layers) continue;
+    w.add_tensor(t.name, t.type, t.dims, *file->read_tensor_data(t));
+  }
+  EXPECT_TRUE(w.write(out).ok());
+  return out;
+}
+
 struct GreedyCase {
   const char* name;
-  const char* draft;  // "target", "Q8_0", "Q4_0"
+  const char* draft;  // "target", "truncated", or a quantisation type of the target
   SpecConfig::Method method;
   int draft_len;
   std::vector<int> widths;
   const char* budget;
+  // Share of proposed tokens that must be accepted. Copies of the target agree often
+  // (> 75% measured); the truncated 3-layer model is a weak draft (~7% measured).
+  double min_accept_rate = 0.10;
 };
 
 class GreedyLossless : public ::testing::TestWithParam<GreedyCase> {};
 
 TEST_P(GreedyLossless, EqualsPlainDecodingAndAcceptsDrafts) {
   const GreedyCase& c = GetParam();
-  const std::string draft = std::string(c.draft) == "target" ? test::shared_path(kTarget) : quantized_draft(c.draft);
+  const std::string kind = c.draft;
+  const std::string draft = kind == "target"      ? test::shared_path(kTarget)
+                            : kind == "truncated" ? truncated_draft(3)
+                                                  : quantized_draft(c.draft);
   auto plain = make_session("", SpecConfig::Method::kNone, 0, {}, "100%");
   auto spec = make_session(draft, c.method, c.draft_len, c.widths, c.budget);
   ASSERT_TRUE(plain && spec);
@@ -109,7 +135,8 @@ TEST_P(GreedyLossless, EqualsPlainDecodingAndAcceptsDrafts) {
   std::printf("%s: proposed %llu accepted %llu cycles %llu\n", c.name, static_cast<unsigned long long>(proposed),
               static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(cycles));
   EXPECT_GT(proposed, 0u);
-  EXPECT_GT(accepted, proposed / 10) << "drafts must be accepted";
+  EXPECT_GT(static_cast<double>(accepted), c.min_accept_rate * static_cast<double>(proposed))
+      << "drafts must be accepted";
   if (std::string(c.draft) == "target") {
     if (c.method == SpecConfig::Method::kChain) {
       EXPECT_EQ(accepted, proposed) << "a draft identical to the target is always right";
@@ -122,15 +149,18 @@ TEST_P(GreedyLossless, EqualsPlainDecodingAndAcceptsDrafts) {
 }
 
 using M = SpecConfig::Method;
-INSTANTIATE_TEST_SUITE_P(Policies, GreedyLossless,
-                         ::testing::Values(GreedyCase{"chain_target", "target", M::kChain, 4, {}, "100%"},
-                                           GreedyCase{"tree_target", "target", M::kTree, 3, {2, 2, 1}, "100%"},
-                                           GreedyCase{"chain_q8_streamed0", "Q8_0", M::kChain, 5, {}, "0%"},
-                                           GreedyCase{"chain_q4_streamed50", "Q4_0", M::kChain, 3, {}, "50%"},
-                                           GreedyCase{"tree_q4", "Q4_0", M::kTree, 3, {3, 2, 1}, "100%"},
-                                           GreedyCase{"tree_q4_streamed0", "Q4_0", M::kTree, 4, {2, 2, 1, 1}, "0%"},
-                                           GreedyCase{"chain_target_streamed0", "target", M::kChain, 6, {}, "0%"}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Policies, GreedyLossless,
+    ::testing::Values(GreedyCase{"chain_target", "target", M::kChain, 4, {}, "100%"},
+                      GreedyCase{"tree_target", "target", M::kTree, 3, {2, 2, 1}, "100%"},
+                      GreedyCase{"chain_q8_streamed0", "Q8_0", M::kChain, 5, {}, "0%"},
+                      GreedyCase{"chain_q4_streamed50", "Q4_0", M::kChain, 3, {}, "50%"},
+                      GreedyCase{"tree_q4", "Q4_0", M::kTree, 3, {3, 2, 1}, "100%"},
+                      GreedyCase{"tree_q4_streamed0", "Q4_0", M::kTree, 4, {2, 2, 1, 1}, "0%"},
+                      GreedyCase{"chain_target_streamed0", "target", M::kChain, 6, {}, "0%"},
+                      GreedyCase{"chain_other_model", "truncated", M::kChain, 4, {}, "100%", 0.03},
+                      GreedyCase{"tree_other_model_streamed50", "truncated", M::kTree, 3, {2, 2, 1}, "50%", 0.03}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 // Exact next-token distribution of the target after `prompt`, as the sampler processes it.
 std::vector<double> target_distribution(Session& plain, const std::vector<int32_t>& prompt, const SamplingParams& sp) {
