@@ -37,7 +37,9 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string unescape_newlines(const std::string& line) {
+}  // namespace
+
+std::string unescape_prompt_line(const std::string& line) {
   std::string out;
   for (size_t i = 0; i < line.size(); ++i) {
     if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == 'n') {
@@ -49,8 +51,6 @@ std::string unescape_newlines(const std::string& line) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string DatasetSpec::to_string() const {
   std::string s = name;
@@ -177,7 +177,7 @@ Result<std::vector<Prompt>> load_prompt_file(const std::string& path) {
         p.id = "file/" + std::to_string(obj["id"].get<long long>());
       if (obj.contains("category") && obj["category"].is_string()) p.category = obj["category"].get<std::string>();
     } else {
-      p.text = unescape_newlines(line);
+      p.text = unescape_prompt_line(line);
     }
     out.push_back(std::move(p));
   }

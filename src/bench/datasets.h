@@ -59,4 +59,7 @@ Result<std::vector<Prompt>> load_prompt_file(const std::string& path);
 // model), else "" when there is none.
 std::string default_data_dir();
 
+// Prompt files hold one prompt per line; a literal backslash-n inside a line is a newline.
+std::string unescape_prompt_line(const std::string& line);
+
 }  // namespace sf::bench

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "bench/datasets.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/session_flags.h"
@@ -13,20 +14,6 @@
 
 namespace sf::cli {
 namespace {
-
-// Prompt files hold one prompt per line; a literal backslash-n inside a line is a newline.
-std::string unescape_prompt(const std::string& line) {
-  std::string out;
-  for (size_t i = 0; i < line.size(); ++i) {
-    if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == 'n') {
-      out += '\n';
-      ++i;
-    } else {
-      out += line[i];
-    }
-  }
-  return out;
-}
 
 // Replaces invalid UTF-8 sequences with U+FFFD, as the reference dumps do.
 std::string sanitize_utf8(const std::string& s) {
@@ -93,7 +80,7 @@ int dump_command(int argc, char** argv) {
   while (std::getline(prompts, line)) {
     if (line.empty()) continue;
     ++index;
-    const std::string prompt = unescape_prompt(line);
+    const std::string prompt = bench::unescape_prompt_line(line);
     auto tokens = s.tokenize(prompt, /*parse_special=*/true);
     if (!tokens.ok()) return fail(tokens.status().with_context("prompt " + std::to_string(index)));
     if (static_cast<int>(tokens->size()) + n_gen > s.n_ctx())
