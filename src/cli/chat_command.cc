@@ -1,6 +1,7 @@
 // specflash chat. Each turn renders the whole conversation with the chat template and
-// generates from it (Session::generate starts from an empty cache), so a turn costs a
-// prefill of the history; simple and always consistent with the template.
+// generates from it, so the prompt is always exactly what the template defines;
+// Session::generate reuses the cached K/V of the unchanged history, so a turn only
+// computes the new message.
 #include "cli/chat_command.h"
 
 #include <unistd.h>

@@ -124,7 +124,6 @@ Result<GenerationStats> Session::generate(const std::vector<int32_t>& prompt, in
   if (static_cast<int>(prompt.size()) > target_->n_ctx())
     return Status::Errorf("the prompt has %zu tokens but the context holds %d (use --ctx-size)", prompt.size(),
                           target_->n_ctx());
-  reset();
   const SessionCounters before = counters();
   if (drafter_) {
     SF_RETURN_IF_ERROR(decode_speculative(prompt, n_predict, sampling, ignore_eos, on_token, &stats));
@@ -144,6 +143,14 @@ Result<GenerationStats> Session::generate(const std::vector<int32_t>& prompt, in
   return stats;
 }
 
+size_t Session::reuse_cached_prefix(const std::vector<int32_t>& prompt, size_t limit) {
+  const std::vector<int32_t>& cached = target_->committed_tokens();
+  size_t common = 0;
+  while (common < limit && common < cached.size() && cached[common] == prompt[common]) ++common;
+  target_->truncate(static_cast<int>(common));
+  return common;
+}
+
 Status Session::decode_plain(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
                              bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
                              GenerationStats* stats) {
@@ -153,7 +160,10 @@ Status Session::decode_plain(const std::vector<int32_t>& prompt, int n_predict, 
   std::vector<float> logits;
 
   Stopwatch prefill_timer;
-  SF_RETURN_IF_ERROR(evaluate(prompt, false, &logits));
+  // At least the last prompt token is evaluated: its logits start decoding.
+  const size_t reused = reuse_cached_prefix(prompt, prompt.size() - 1);
+  stats->reused_prompt_tokens = static_cast<int>(reused);
+  SF_RETURN_IF_ERROR(evaluate({prompt.begin() + reused, prompt.end()}, false, &logits));
   stats->prefill_seconds = prefill_timer.elapsed();
 
   Stopwatch decode_timer;

@@ -48,6 +48,7 @@ struct SessionCounters {
 
 struct GenerationStats {
   int prompt_tokens = 0;
+  int reused_prompt_tokens = 0;  // prompt tokens whose K/V were still cached (not recomputed)
   int generated_tokens = 0;
   double load_seconds = 0;
   double prefill_seconds = 0;
@@ -94,7 +95,9 @@ class Session {
   // context would overflow or streaming fails.
   Status evaluate(const std::vector<int32_t>& tokens, bool all_rows, std::vector<float>* logits);
 
-  // Plain autoregressive generation after reset(). on_token gets each generated id and its
+  // Generation from `prompt`. K/V of the longest prefix of the prompt that the cache still
+  // holds from the previous call are reused (a chat turn only computes the new message).
+  // on_token gets each generated id and its
   // complete-UTF-8 text (possibly empty while a character is incomplete); return false to
   // stop. Stops at an end-of-generation token unless ignore_eos.
   Result<GenerationStats> generate(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
@@ -103,6 +106,8 @@ class Session {
  private:
   Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options);
   // Decoding loops after prefill; both fill stats and call on_token.
+  // Truncates the target cache to the longest common prefix of its tokens and prompt[0, limit).
+  size_t reuse_cached_prefix(const std::vector<int32_t>& prompt, size_t limit);
   Status decode_plain(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
                       bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
                       GenerationStats* stats);

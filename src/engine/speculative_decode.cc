@@ -28,7 +28,10 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
   std::vector<int32_t> history = prompt;
 
   Stopwatch prefill_timer;
-  if (prompt.size() > 1) SF_RETURN_IF_ERROR(evaluate({prompt.begin(), prompt.end() - 1}, false, nullptr));
+  const size_t reused = reuse_cached_prefix(prompt, prompt.size() - 1);
+  if (prompt.size() - 1 > reused)
+    SF_RETURN_IF_ERROR(evaluate({prompt.begin() + reused, prompt.end() - 1}, false, nullptr));
+  stats->reused_prompt_tokens = static_cast<int>(reused);
   stats->prefill_seconds = prefill_timer.elapsed();
   drafter_->reset(prompt);
   int32_t pending = prompt.back();
@@ -61,9 +64,12 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
         },
         verify_sampler, history);
     target_->end_head();
-    std::vector<int32_t> cells = {n_past};
-    for (int32_t node : result.accepted) cells.push_back(n_past + static_cast<int32_t>(tree_row(node)));
-    target_->commit(cells);
+    std::vector<int32_t> cells = {n_past}, tokens = {pending};
+    for (int32_t node : result.accepted) {
+      cells.push_back(n_past + static_cast<int32_t>(tree_row(node)));
+      tokens.push_back(tree.node(node).token);
+    }
+    target_->commit(cells, tokens);
     drafter_->commit(tree, result.accepted, result.bonus);
     const double verify_seconds = verify_timer.elapsed();
     stats->spec.verify_seconds += verify_seconds;

@@ -124,12 +124,14 @@ Status DraftModelDrafter::propose(TreePolicy& policy, const SamplingParams& samp
 }
 
 void DraftModelDrafter::commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) {
-  std::vector<int32_t> cells;
+  std::vector<int32_t> cells, tokens;
   size_t i = 0;
   for (; i < accepted.size() && accepted[i] < static_cast<int32_t>(node_cell_.size()) && node_cell_[accepted[i]] >= 0;
-       ++i)
+       ++i) {
     cells.push_back(node_cell_[accepted[i]]);
-  runner_->commit(cells);
+    tokens.push_back(tree.node(accepted[i]).token);
+  }
+  runner_->commit(cells, tokens);
   for (; i < accepted.size(); ++i) pending_.push_back(tree.node(accepted[i]).token);
   pending_.push_back(bonus);
 }

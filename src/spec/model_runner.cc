@@ -35,8 +35,16 @@ Status ModelRunner::forward_causal(const std::vector<int32_t>& tokens) {
                           n_past_ + tokens.size(), cache_.n_ctx());
   SF_RETURN_IF_ERROR(forward(ForwardBatch::causal(tokens, n_past_)));
   n_past_ += static_cast<int>(tokens.size());
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   cache_.set_committed(n_past_);
   return Status::Ok();
+}
+
+void ModelRunner::truncate(int n) {
+  SF_CHECK(n >= 0 && n <= n_past_);
+  n_past_ = n;
+  tokens_.resize(static_cast<size_t>(n));
+  cache_.set_committed(n);
 }
 
 Status ModelRunner::logits_all(float* out) {
@@ -69,8 +77,8 @@ void ModelRunner::end_head() {
   head_ = nullptr;
 }
 
-void ModelRunner::commit(const std::vector<int32_t>& cells) {
-  SF_CHECK(n_past_ + static_cast<int>(cells.size()) <= cache_.n_ctx());
+void ModelRunner::commit(const std::vector<int32_t>& cells, const std::vector<int32_t>& tokens) {
+  SF_CHECK(n_past_ + static_cast<int>(cells.size()) <= cache_.n_ctx() && tokens.size() == cells.size());
   for (size_t i = 0; i < cells.size(); ++i) {
     // Cells only move towards lower indices and targets are distinct, so no source is
     // overwritten before it is read.
@@ -78,6 +86,7 @@ void ModelRunner::commit(const std::vector<int32_t>& cells) {
     cache_.move_cell(cells[i], n_past_ + static_cast<int>(i));
   }
   n_past_ += static_cast<int>(cells.size());
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   cache_.set_committed(n_past_);
 }
 

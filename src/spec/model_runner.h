@@ -38,10 +38,11 @@ class ModelRunner {
   const RunnerCounters& counters() const { return counters_; }
 
   // Forgets everything (n_past = 0).
-  void reset() {
-    n_past_ = 0;
-    cache_.set_committed(0);
-  }
+  void reset() { truncate(0); }
+  // Keeps only the first n committed cells.
+  void truncate(int n);
+  // The tokens whose K/V the committed cells hold, in order (size n_past()).
+  const std::vector<int32_t>& committed_tokens() const { return tokens_; }
 
   // Runs all layers over the batch; its hidden states stay available for logits().
   Status forward(const ForwardBatch& batch);
@@ -56,8 +57,8 @@ class ModelRunner {
   void end_head();
 
   // Keeps the given cells (in order) as the sequence continuation: cell cells[i] moves to
-  // n_past + i, then n_past grows by cells.size().
-  void commit(const std::vector<int32_t>& cells);
+  // n_past + i, then n_past grows by cells.size(). tokens[i] is the token in cells[i].
+  void commit(const std::vector<int32_t>& cells, const std::vector<int32_t>& tokens);
 
  private:
   const Model& model_;
@@ -68,6 +69,7 @@ class ModelRunner {
   int64_t hidden_rows_ = 0;
   const WeightMatrix* head_ = nullptr;
   int n_past_ = 0;
+  std::vector<int32_t> tokens_;  // committed tokens, one per cell < n_past_
   RunnerCounters counters_;
 };
 
