@@ -6,6 +6,7 @@
 
 #include "base/fp16.h"
 #include "ops/activation.h"
+#include "ops/attention_simd.h"
 #include "quant/dot_kernel.h"
 
 namespace sf {
@@ -16,7 +17,6 @@ void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const 
   const int64_t q_row = static_cast<int64_t>(s.n_head) * s.head_dim;
   // The F16 x F32 dot kernel is the same SIMD code the F16 matmul uses.
   const DotKernel* dot = find_dot_kernel(GgmlType::F16, GgmlType::F32);
-  const float* f16 = fp16_table();
   pool.parallel_for(n_tokens * s.n_head, [&](int64_t begin, int64_t end, int) {
     std::vector<float> scores(static_cast<size_t>(n_kv));
     std::vector<float> acc(static_cast<size_t>(s.head_dim));
@@ -26,17 +26,18 @@ void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const 
       const int kvh = h / group;
       const float* qh = q + t * q_row + static_cast<int64_t>(h) * s.head_dim;
       const uint8_t* m = mask + t * n_kv;
-      for (int64_t c = 0; c < n_kv; ++c) {
-        scores[c] = m[c] ? dot->dot(k + c * kv_row + static_cast<int64_t>(kvh) * s.head_dim, qh, s.head_dim) * s.scale
-                         : -std::numeric_limits<float>::infinity();
-      }
+      // One call for every cell (bit-identical to a dot per cell); masked cells are computed
+      // and then discarded, which costs less than a call per visible cell.
+      dot->dot_rows(k + static_cast<int64_t>(kvh) * s.head_dim, kv_row * sizeof(uint16_t), n_kv, qh, s.head_dim,
+                    scores.data());
+      for (int64_t c = 0; c < n_kv; ++c)
+        scores[c] = m[c] ? scores[c] * s.scale : -std::numeric_limits<float>::infinity();
       softmax_inplace(scores.data(), n_kv);
       std::fill(acc.begin(), acc.end(), 0.0f);
       for (int64_t c = 0; c < n_kv; ++c) {
         const float p = scores[c];
         if (p == 0.0f) continue;
-        const uint16_t* vc = v + c * kv_row + static_cast<int64_t>(kvh) * s.head_dim;
-        for (int d = 0; d < s.head_dim; ++d) acc[d] += p * f16[vc[d]];
+        axpy_f16(p, v + c * kv_row + static_cast<int64_t>(kvh) * s.head_dim, acc.data(), s.head_dim);
       }
       float* o = out + t * q_row + static_cast<int64_t>(h) * s.head_dim;
       for (int d = 0; d < s.head_dim; ++d) o[d] = acc[d];
