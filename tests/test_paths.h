@@ -7,6 +7,7 @@ namespace sf::test {
 std::string shared_path(const std::string& rel);  // ../shared/<rel>
 std::string source_path(const std::string& rel);  // <repo>/<rel>
 std::string binary_path(const std::string& rel);  // <build>/<rel>
-// A fresh empty directory under the build tree for this test's scratch files.
+// A fresh empty directory under the build tree for this test's scratch files, private to
+// this process (parallel ctest runs cannot collide) and removed when the process exits.
 std::string scratch_dir(const std::string& name);
 }  // namespace sf::test
