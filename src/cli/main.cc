@@ -6,6 +6,7 @@
 #include "cli/bench_command.h"
 #include "cli/chat_command.h"
 #include "cli/commands.h"
+#include "cli/distill_command.h"
 #include "cli/pack_command.h"
 #include "cli/tokenize_command.h"
 
@@ -27,6 +28,7 @@ const Subcommand kSubcommands[] = {
     {"pack", sf::cli::pack_command,
      "rewrite a GGUF so each layer is one contiguous 4096-aligned range (for streaming)"},
     {"bench", sf::cli::bench_command, "measure decoding speed of methods at memory budgets over dataset prompts"},
+    {"distill", sf::cli::distill_command, "train a small draft model distilled from a target's top-K logits"},
     {"synth", sf::cli::synth_command, "write a deterministic random-weight model of any supported shape"},
 };
 

@@ -11,8 +11,7 @@ Status DraftConfig::validate() const {
   if (n_vocab <= 0) return Status::Error("draft: the vocabulary is empty");
   if (n_layer <= 0 || n_embd <= 0 || n_head <= 0 || n_head_kv <= 0 || n_ff <= 0)
     return Status::Error("draft: layers, embd, heads, kv-heads and ffn must all be positive");
-  if (n_embd % n_head != 0)
-    return Status::Errorf("draft: embd %d is not a multiple of heads %d", n_embd, n_head);
+  if (n_embd % n_head != 0) return Status::Errorf("draft: embd %d is not a multiple of heads %d", n_embd, n_head);
   if (head_dim() % 2 != 0) return Status::Errorf("draft: head size %d must be even (RoPE)", head_dim());
   if (n_head % n_head_kv != 0)
     return Status::Errorf("draft: heads %d is not a multiple of kv-heads %d", n_head, n_head_kv);
