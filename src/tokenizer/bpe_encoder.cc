@@ -7,6 +7,7 @@
 
 #include "tokenizer/tokenizer_impl.h"
 #include "tokenizer/unicode.h"
+#include "tokenizer/word_cache.h"
 
 namespace sf::tok {
 namespace {
@@ -128,11 +129,6 @@ class WordEncoder {
   std::vector<Bigram> heap_;  // max-heap under BigramOrder: lowest rank, leftmost on top
 };
 
-// Texts longer than this reuse the ids of words already seen in the same call; natural
-// text repeats words so much that this is the main speed-up on long inputs.
-constexpr size_t kWordCacheMinText = 2048;
-constexpr size_t kWordCacheMaxWord = 64;
-
 }  // namespace
 
 void build_bpe_tables(TokenizerImpl& impl) {
@@ -165,26 +161,8 @@ void bpe_encode(const TokenizerImpl& impl, std::string_view text, std::vector<in
   std::vector<std::string_view> words;
   impl.pre_tokenizer->split(text, words);
   WordEncoder encoder(impl);
-  if (text.size() < kWordCacheMinText) {
-    for (std::string_view w : words) encoder.encode(w, out);
-    return;
-  }
-  std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> cache;  // -> [begin, end)
-  for (std::string_view w : words) {
-    if (w.size() > kWordCacheMaxWord) {
-      encoder.encode(w, out);
-      continue;
-    }
-    auto [it, fresh] = cache.try_emplace(w);
-    if (!fresh) {
-      const auto [begin, end] = it->second;
-      for (uint32_t i = begin; i < end; ++i) out.push_back(out[i]);
-      continue;
-    }
-    const auto begin = static_cast<uint32_t>(out.size());
-    encoder.encode(w, out);
-    it->second = {begin, static_cast<uint32_t>(out.size())};
-  }
+  WordCache cache(text.size());
+  for (std::string_view w : words) cache.encode(w, encoder, out);
 }
 
 }  // namespace sf::tok

@@ -8,6 +8,7 @@
 
 #include "tokenizer/tokenizer_impl.h"
 #include "tokenizer/unicode.h"
+#include "tokenizer/word_cache.h"
 
 namespace sf::tok {
 namespace {
@@ -104,10 +105,6 @@ class SegmentEncoder {
   std::vector<Bigram> heap_;
 };
 
-// Long texts reuse the ids of words already encoded in the same call.
-constexpr size_t kWordCacheMinText = 2048;
-constexpr size_t kWordCacheMaxWord = 64;
-
 }  // namespace
 
 void spm_encode(const TokenizerImpl& impl, std::string_view text, bool add_space_prefix, std::vector<int32_t>& out) {
@@ -130,23 +127,8 @@ void spm_encode(const TokenizerImpl& impl, std::string_view text, bool add_space
   // Cut before every "▁" that follows another character: no token spans such a point, so
   // the global greedy merge order restricted to each word is the same as over the text.
   const std::string_view all(escaped);
-  const bool use_cache = all.size() >= kWordCacheMinText;
-  std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> cache;  // -> [begin, end)
-  auto emit = [&](std::string_view word) {
-    if (!use_cache || word.size() > kWordCacheMaxWord) {
-      encoder.encode(word, out);
-      return;
-    }
-    auto [it, fresh] = cache.try_emplace(word);
-    if (!fresh) {
-      const auto [begin, end] = it->second;
-      for (uint32_t i = begin; i < end; ++i) out.push_back(out[i]);
-      return;
-    }
-    const auto begin = static_cast<uint32_t>(out.size());
-    encoder.encode(word, out);
-    it->second = {begin, static_cast<uint32_t>(out.size())};
-  };
+  WordCache cache(all.size());
+  auto emit = [&](std::string_view word) { cache.encode(word, encoder, out); };
   size_t word_start = 0;
   for (size_t i = 1; i + 3 <= all.size(); ++i) {
     // (In valid UTF-8 the lead byte of "▁" can only start a character.)
