@@ -11,41 +11,21 @@
 
 #include "bench/bench_runner.h"
 #include "gguf/per_test_scratch.h"
+#include "specflash_runner.h"
 #include "test_paths.h"
 
 namespace sf::bench {
 namespace {
 
-struct RunOutput {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using RunOutput = sf::test::CommandResult;
+using sf::test::read_file;
 
 std::string stories() { return sf::test::shared_path("models/stories260K.gguf"); }
 std::string datasets() { return sf::test::shared_path("datasets"); }
 
-RunOutput run_bench_binary(const std::vector<std::string>& args) {
-  const std::string dir = sf::test::per_test_scratch_dir();
-  std::string cmd = quote(sf::test::binary_path("specflash")) + " bench";
-  for (const auto& a : args) cmd += " " + quote(a);
-  cmd += " >" + quote(dir + "/stdout.txt") + " 2>" + quote(dir + "/stderr.txt") + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  RunOutput r;
-  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  r.out = read_file(dir + "/stdout.txt");
-  r.err = read_file(dir + "/stderr.txt");
-  return r;
+RunOutput run_bench_binary(std::vector<std::string> args) {
+  args.insert(args.begin(), "bench");
+  return sf::test::run_specflash(args, sf::test::per_test_scratch_dir());
 }
 
 void expect_usage_error(const std::vector<std::string>& args, const std::string& substring) {

@@ -14,44 +14,18 @@
 #include "gguf/gguf_raw_builder.h"
 #include "gguf/gguf_writer.h"
 #include "gguf/per_test_scratch.h"
+#include "specflash_runner.h"
 #include "test_paths.h"
 
 namespace sf {
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using RunResult = sf::test::CommandResult;
+using sf::test::read_file;
 
 std::string scratch() { return sf::test::per_test_scratch_dir(); }
 
-RunResult run(const std::vector<std::string>& args) {
-  std::string cmd = quote(sf::test::binary_path("specflash"));
-  for (const auto& a : args) cmd += " " + quote(a);
-  const std::string out = scratch() + "/stdout.txt", err = scratch() + "/stderr.txt";
-  cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  RunResult r;
-  if (WIFEXITED(status))
-    r.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status))
-    r.exit_code = 128 + WTERMSIG(status);
-  r.out = read_file(out);
-  r.err = read_file(err);
-  return r;
-}
+RunResult run(const std::vector<std::string>& args) { return sf::test::run_specflash(args, scratch()); }
 
 // Non-zero exit, and stderr is exactly one line "error: ...<substring>...".
 void expect_one_line_error(const RunResult& r, const std::string& substring, int exit_code = 1) {

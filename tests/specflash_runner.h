@@ -1,0 +1,21 @@
+// Runs the built `specflash` binary for end-to-end tests: arguments are shell-quoted, stdin
+// is empty, and stdout, stderr and the exit code come back separately.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sf::test {
+
+struct CommandResult {
+  int exit_code = -1;  // 128 + signal number if the process was killed
+  std::string out, err;
+};
+
+// `specflash args...`; output files are written into scratch_directory.
+CommandResult run_specflash(const std::vector<std::string>& args, const std::string& scratch_directory);
+
+std::string shell_quote(const std::string& s);
+std::string read_file(const std::string& path);
+
+}  // namespace sf::test
