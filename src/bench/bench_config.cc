@@ -25,53 +25,104 @@ std::string_view trim(std::string_view s) {
 }
 
 bool uses_spec(const BenchConfig& c) {
-  return std::any_of(c.methods.begin(), c.methods.end(),
-                     [](BenchMethod m) { return m == BenchMethod::kChain || m == BenchMethod::kTree; });
+  return std::any_of(c.methods.begin(), c.methods.end(), [](BenchMethod m) { return m.speculative(); });
 }
 
 bool has(const BenchConfig& c, BenchMethod m) {
   return std::find(c.methods.begin(), c.methods.end(), m) != c.methods.end();
 }
 
-// The speculative configuration of a chain or tree run.
-SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
-  SpecConfig spec;
-  spec.method = m == BenchMethod::kChain ? SpecConfig::Method::kChain : SpecConfig::Method::kTree;
-  spec.draft_model_path = c.draft_model_path;
-  spec.draft_len = c.draft_len;
-  if (m == BenchMethod::kTree && !c.tree_widths.empty()) {
-    spec.tree_widths = c.tree_widths;
-    spec.draft_len = static_cast<int>(c.tree_widths.size());  // the widths fix the depth
-  }
-  return spec;
-}
-
-}  // namespace
-
-const char* method_name(BenchMethod m) {
-  switch (m) {
-    case BenchMethod::kAr:
+const char* kind_name(BenchMethod::Kind k) {
+  using K = BenchMethod::Kind;
+  switch (k) {
+    case K::kAr:
       return "ar";
-    case BenchMethod::kFlashAr:
+    case K::kFlashAr:
       return "flash-ar";
-    case BenchMethod::kChain:
+    case K::kChain:
       return "chain";
-    case BenchMethod::kTree:
+    case K::kTree:
       return "tree";
+    case K::kOptTree:
+      return "opt-tree";
+    case K::kLever:
+      return "lever";
+    case K::kLeverNoPrune:
+      return "lever-noprune";
   }
   return "?";
 }
 
+}  // namespace
+
+SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
+  using K = BenchMethod::Kind;
+  SpecConfig spec;
+  spec.draft_model_path = c.draft_model_path;
+  spec.draft_len = c.draft_len;
+  spec.node_budget = c.node_budget;
+  spec.max_tree_nodes = c.max_tree_nodes;
+  spec.profile_path = c.profile_path;
+  switch (m.kind) {
+    case K::kChain:
+      spec.method = SpecConfig::Method::kChain;
+      if (m.param > 0) spec.draft_len = m.param;
+      break;
+    case K::kTree:
+      spec.method = SpecConfig::Method::kTree;
+      if (!c.tree_widths.empty()) {
+        spec.tree_widths = c.tree_widths;
+        spec.draft_len = static_cast<int>(c.tree_widths.size());  // the widths fix the depth
+      }
+      break;
+    case K::kOptTree:
+      spec.method = SpecConfig::Method::kOptTree;
+      if (m.param > 0) spec.node_budget = m.param;
+      break;
+    case K::kLever:
+    case K::kLeverNoPrune:
+      spec.method = SpecConfig::Method::kLever;
+      spec.prune = c.prune;
+      spec.prune.enabled = m.kind == K::kLever;
+      break;
+    default:
+      spec.method = SpecConfig::Method::kNone;
+  }
+  return spec;
+}
+
+std::string method_name(BenchMethod m) {
+  std::string name = kind_name(m.kind);
+  if (m.param > 0) name += ":" + std::to_string(m.param);
+  return name;
+}
+
 Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
-  static const BenchMethod kAll[] = {BenchMethod::kAr, BenchMethod::kFlashAr, BenchMethod::kChain, BenchMethod::kTree};
+  using K = BenchMethod::Kind;
+  static const K kAll[] = {K::kAr, K::kFlashAr, K::kChain, K::kTree, K::kOptTree, K::kLever, K::kLeverNoPrune};
   std::vector<BenchMethod> methods;
   for (std::string_view item : split_commas(text)) {
     item = trim(item);
-    const BenchMethod* found = nullptr;
-    for (const BenchMethod& m : kAll)
-      if (item == method_name(m)) found = &m;
-    if (!found) return Status::Error("unknown method '" + std::string(item) + "' (known: ar, flash-ar, chain, tree)");
-    if (std::find(methods.begin(), methods.end(), *found) == methods.end()) methods.push_back(*found);
+    std::string_view base = item, param;
+    if (const size_t colon = item.find(':'); colon != std::string_view::npos) {
+      base = item.substr(0, colon);
+      param = item.substr(colon + 1);
+    }
+    const K* found = nullptr;
+    for (const K& k : kAll)
+      if (base == kind_name(k)) found = &k;
+    if (!found)
+      return Status::Error("unknown method '" + std::string(item) +
+                           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune)");
+    BenchMethod m{*found, 0};
+    if (!param.empty()) {
+      const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);
+      if (ec != std::errc() || ptr != param.data() + param.size() || m.param < 1 ||
+          (m.kind != K::kChain && m.kind != K::kOptTree))
+        return Status::Error("method '" + std::string(item) +
+                             "': only chain:GAMMA and opt-tree:NODES take a positive number");
+    }
+    if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
   }
   return methods;
 }
@@ -106,11 +157,11 @@ Status validate(const BenchConfig& c) {
   const bool only_ar = c.methods.size() == 1 && c.methods[0] == BenchMethod::kAr;
   if (c.budgets.empty() && !only_ar) return Status::Error("no memory budgets to run at (--budgets)");
   if (c.n_predict < 1) return Status::Error("--n-predict must be at least 1");
-  if (uses_spec(c) && c.draft_model_path.empty())
-    return Status::Error(std::string(has(c, BenchMethod::kChain) ? "chain" : "tree") +
-                         " needs a draft model (--draft FILE.gguf)");
-  for (BenchMethod m : {BenchMethod::kChain, BenchMethod::kTree})
-    if (has(c, m)) SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
+  for (BenchMethod m : c.methods) {
+    if (!m.speculative()) continue;
+    if (c.draft_model_path.empty()) return Status::Error(method_name(m) + " needs a draft model (--draft FILE.gguf)");
+    SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
+  }
   if (c.prompt_file.empty() && c.datasets.empty()) return Status::Error("no prompts (--dataset or --prompt-file)");
   if (c.warmup < 0) return Status::Error("--warmup must not be negative");
   return Status::Ok();
@@ -125,8 +176,11 @@ std::vector<BenchRunSpec> plan_runs(const BenchConfig& c, const SessionOptions& 
     runs.push_back(ar);
   }
   for (const BenchBudget& b : c.budgets) {
-    for (BenchMethod m : {BenchMethod::kFlashAr, BenchMethod::kChain, BenchMethod::kTree}) {
-      if (!has(c, m)) continue;
+    std::vector<BenchMethod> order;
+    if (has(c, BenchMethod::kFlashAr)) order.push_back(BenchMethod::kFlashAr);
+    for (BenchMethod m : c.methods)
+      if (m.speculative()) order.push_back(m);
+    for (BenchMethod m : order) {
       BenchRunSpec run{m, b, base};
       run.options.mem_budget = b.budget;
       run.options.spec = m == BenchMethod::kFlashAr ? SpecConfig{} : spec_for(c, m);
@@ -138,8 +192,8 @@ std::vector<BenchRunSpec> plan_runs(const BenchConfig& c, const SessionOptions& 
 
 int spec_context_margin(const BenchConfig& c) {
   int margin = 1;
-  for (BenchMethod m : {BenchMethod::kChain, BenchMethod::kTree})
-    if (has(c, m)) margin = std::max<int>(margin, tree_node_count(tree_widths(spec_for(c, m))) + 1);
+  for (BenchMethod m : c.methods)
+    if (m.speculative()) margin = std::max<int>(margin, static_cast<int>(max_tree_size(spec_for(c, m))) + 1);
   return margin;
 }
 

@@ -15,15 +15,37 @@
 
 namespace sf::bench {
 
-enum class BenchMethod {
-  kAr,       // plain decoding, everything resident (the budget does not apply)
-  kFlashAr,  // plain decoding under the budget: the streamed baseline for speedups
-  kChain,    // speculative, one draft chain per cycle
-  kTree,     // speculative, a token tree per cycle
-};
+// A decoding method as `--methods` names it: "ar", "flash-ar", "chain" (or "chain:8" for
+// gamma 8), "tree", "opt-tree" (or "opt-tree:32" for a 32-node budget), "lever" (gain/cost
+// trees with early-exit pruning) and "lever-noprune".
+struct BenchMethod {
+  enum class Kind {
+    kAr,            // plain decoding, everything resident (the budget does not apply)
+    kFlashAr,       // plain decoding under the budget: the streamed baseline for speedups
+    kChain,         // speculative, one draft chain per cycle
+    kTree,          // speculative, a static token tree per cycle (SpecInfer-style)
+    kOptTree,       // speculative, the tree of maximum expected accepted length for a node budget
+    kLever,         // LEVER: gain/cost tree + early-exit pruning
+    kLeverNoPrune,  // LEVER's trees, every row verified in full
+  };
+  Kind kind = Kind::kAr;
+  int param = 0;  // chain: gamma; opt-tree: node budget; 0 = the configured default
 
-const char* method_name(BenchMethod m);
-// "ar,flash-ar,chain,tree" (any order, duplicates ignored); error names the unknown one.
+  static const BenchMethod kAr, kFlashAr, kChain, kTree, kOptTree, kLever, kLeverNoPrune;
+  bool operator==(const BenchMethod& o) const { return kind == o.kind && param == o.param; }
+  bool speculative() const { return kind != Kind::kAr && kind != Kind::kFlashAr; }
+};
+inline constexpr BenchMethod BenchMethod::kAr{BenchMethod::Kind::kAr, 0};
+inline constexpr BenchMethod BenchMethod::kFlashAr{BenchMethod::Kind::kFlashAr, 0};
+inline constexpr BenchMethod BenchMethod::kChain{BenchMethod::Kind::kChain, 0};
+inline constexpr BenchMethod BenchMethod::kTree{BenchMethod::Kind::kTree, 0};
+inline constexpr BenchMethod BenchMethod::kOptTree{BenchMethod::Kind::kOptTree, 0};
+inline constexpr BenchMethod BenchMethod::kLever{BenchMethod::Kind::kLever, 0};
+inline constexpr BenchMethod BenchMethod::kLeverNoPrune{BenchMethod::Kind::kLeverNoPrune, 0};
+
+std::string method_name(BenchMethod m);
+// "ar,flash-ar,chain:4,chain:8,tree,lever" (any order, duplicates ignored); the error
+// names the unknown one.
 Result<std::vector<BenchMethod>> parse_methods(std::string_view text);
 
 struct BenchBudget {
@@ -51,11 +73,18 @@ struct BenchConfig {
   std::string draft_model_path;
   int draft_len = 4;
   std::vector<int> tree_widths;
+  int node_budget = 16;     // opt-tree
+  int max_tree_nodes = 64;  // lever
+  PruneConfig prune;        // lever (enabled by the method)
+  std::string profile_path;
   bool per_category = false;
 };
 
-// Checks the combination: at least one method and budget, a draft model for chain and
-// tree, positive n_predict. Errors are usage errors (exit code 2).
+// The session's speculative configuration for a method.
+SpecConfig spec_for(const BenchConfig& config, BenchMethod method);
+
+// Checks the combination: at least one method and budget, a draft model for the
+// speculative methods, positive n_predict. Errors are usage errors (exit code 2).
 Status validate(const BenchConfig& config);
 
 // One run of the benchmark: a method at a budget, with its session options.
@@ -66,7 +95,8 @@ struct BenchRunSpec {
 };
 
 // The runs in execution order: ar first (when listed or when comparing to it), then for
-// each budget flash-ar, chain, tree, so a method's baseline has always run before it.
+// each budget flash-ar and the speculative methods in the order listed, so a method's
+// baseline has always run before it.
 // `base` carries the shared session flags (model, threads, context, I/O).
 std::vector<BenchRunSpec> plan_runs(const BenchConfig& config, const SessionOptions& base);
 

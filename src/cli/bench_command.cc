@@ -62,9 +62,15 @@ void add_bench_flags(CLI::App& app, BenchConfig& c, BenchFlags& f) {
 // shared session flags (--draft, --draft-len, --tree-widths), applied per method here.
 Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, BenchConfig& c) {
   if (session_flags.spec != "none")
-    return Status::Error("bench picks speculative methods with --methods chain,tree, not --spec");
+    return Status::Error("bench picks speculative methods with --methods (chain,tree,opt-tree,lever,...), not --spec");
   c.draft_model_path = session_flags.draft_path;
   c.draft_len = session_flags.draft_len;
+  c.node_budget = session_flags.node_budget;
+  c.max_tree_nodes = session_flags.max_tree_nodes;
+  c.prune.exit_layer = session_flags.lever_exit_layer;
+  c.prune.theta = session_flags.lever_theta;
+  c.prune.predictor_path = session_flags.lever_predictor;
+  c.profile_path = session_flags.latency_profile;
   const std::string methods =
       !f.methods.empty() ? f.methods : (c.draft_model_path.empty() ? "ar,flash-ar" : "ar,flash-ar,chain,tree");
   SF_ASSIGN_OR_RETURN(c.methods, bench::parse_methods(methods));
@@ -115,7 +121,8 @@ std::string prompt_source(const BenchConfig& c) {
 // One status line per event; on a terminal it rewrites itself in place.
 void show_progress(const bench::BenchProgress& p) {
   static const bool tty = isatty(fileno(stderr));
-  const char* method = bench::method_name(p.run->method);
+  const std::string method_label = bench::method_name(p.run->method);
+  const char* method = method_label.c_str();
   const std::string& budget = p.run->budget.label;
   const char* lead = tty ? "\r\033[K" : "";
   if (p.prompt == 0) {

@@ -27,10 +27,23 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--io-backend", io_backend, "streaming reads: auto, io_uring or pread")
       ->check(CLI::IsMember({"auto", "io_uring", "pread"}));
   app.add_option("--draft", draft_path, "draft model for speculative decoding (same vocabulary as the target)");
-  app.add_option("--spec", spec, "speculative method: none, chain or tree (default: chain when --draft is given)")
-      ->check(CLI::IsMember({"none", "chain", "tree"}));
-  app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth");
+  app.add_option("--spec", spec,
+                 "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget) or "
+                 "lever (gain/cost trees + early-exit pruning) (default: chain when --draft is given)")
+      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever"}));
+  app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
+  app.add_option("--node-budget", node_budget, "opt-tree: nodes per tree (default 16)");
+  app.add_option("--max-tree-nodes", max_tree_nodes, "lever: the most nodes a tree may grow to (1..255, default 64)");
+  app.add_option("--lever-exit-layer", lever_exit_layer,
+                 "lever: prune after this many target layers (1..layers-1; default: half the layers)");
+  app.add_option("--lever-theta", lever_theta,
+                 "lever: prune tree edges whose normalised exit score is below this (0..1, default 0.1)");
+  app.add_option("--lever-predictor", lever_predictor,
+                 "lever: trained exit predictor (specflash train-predictor); default: the logit lens");
+  app.add_flag("--lever-no-prune", lever_no_prune, "lever: gain/cost trees without early-exit pruning");
+  app.add_option("--latency-profile", latency_profile,
+                 "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
 }
 
 Result<SessionOptions> SessionFlags::to_options() const {
@@ -46,26 +59,42 @@ Result<SessionOptions> SessionFlags::to_options() const {
   if (io_backend == "io_uring") o.io.backend = DirectReaderOptions::Backend::kIoUring;
   if (io_backend == "pread") o.io.backend = DirectReaderOptions::Backend::kPread;
   if (!draft_path.empty() || spec != "none") {
-    o.spec.method = spec == "tree" ? SpecConfig::Method::kTree : SpecConfig::Method::kChain;
-    if (draft_path.empty() && spec != "none")
-      return Status::Errorf("--spec %s needs a draft model (--draft DRAFT.gguf)", spec.c_str());
-    if (spec == "none" && !draft_path.empty()) o.spec.method = SpecConfig::Method::kChain;
-    o.spec.draft_model_path = draft_path;
-    o.spec.draft_len = draft_len;
-    std::stringstream ss(tree_widths);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      if (item.empty()) continue;
-      char* end = nullptr;
-      const long w = std::strtol(item.c_str(), &end, 10);
-      if (*end != 0) return Status::Errorf("--tree-widths: '%s' is not a number", item.c_str());
-      o.spec.tree_widths.push_back(static_cast<int>(w));
-    }
-    if (!o.spec.tree_widths.empty() && o.spec.method != SpecConfig::Method::kTree)
-      return Status::Error("--tree-widths applies to --spec tree only");
-    SF_RETURN_IF_ERROR(validate_spec_config(o.spec));
+    SF_ASSIGN_OR_RETURN(o.spec, spec_config());
   }
   return o;
+}
+
+}  // namespace sf::cli
+
+namespace sf::cli {
+
+Result<SpecConfig> SessionFlags::spec_config() const {
+  SpecConfig c;
+  using M = SpecConfig::Method;
+  c.method = spec == "tree" ? M::kTree : spec == "opt-tree" ? M::kOptTree : spec == "lever" ? M::kLever : M::kChain;
+  if (draft_path.empty() && spec != "none")
+    return Status::Errorf("--spec %s needs a draft model (--draft DRAFT.gguf)", spec.c_str());
+  c.draft_model_path = draft_path;
+  c.draft_len = draft_len;
+  std::stringstream ss(tree_widths);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    char* end = nullptr;
+    const long w = std::strtol(item.c_str(), &end, 10);
+    if (*end != 0) return Status::Errorf("--tree-widths: '%s' is not a number", item.c_str());
+    c.tree_widths.push_back(static_cast<int>(w));
+  }
+  if (!c.tree_widths.empty() && c.method != M::kTree) return Status::Error("--tree-widths applies to --spec tree only");
+  c.node_budget = node_budget;
+  c.max_tree_nodes = max_tree_nodes;
+  c.prune.enabled = c.method == M::kLever && !lever_no_prune;
+  c.prune.exit_layer = lever_exit_layer;
+  c.prune.theta = lever_theta;
+  c.prune.predictor_path = lever_predictor;
+  c.profile_path = latency_profile;
+  SF_RETURN_IF_ERROR(validate_spec_config(c));
+  return c;
 }
 
 }  // namespace sf::cli

@@ -22,6 +22,17 @@ struct SessionFlags {
   std::string spec = "none";
   int draft_len = 4;
   std::string tree_widths;
+  // Frontier trees and LEVER.
+  int node_budget = 16;
+  int max_tree_nodes = 64;
+  int lever_exit_layer = -1;
+  float lever_theta = 0.1f;
+  std::string lever_predictor;
+  bool lever_no_prune = false;
+  std::string latency_profile;
+
+  // The speculative settings these flags give (method from --spec; validated).
+  Result<SpecConfig> spec_config() const;
 
   // model_required: -m must be given (else defaults to the embedded model).
   void add_to(CLI::App& app, bool model_required);

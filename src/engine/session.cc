@@ -1,12 +1,14 @@
 #include "engine/session.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "base/log.h"
 #include "base/memory_usage.h"
 #include "base/timer.h"
 #include "kv/kv_cache.h"
 #include "model/transformer.h"
+#include "spec/verify_profiler.h"
 
 namespace sf {
 
@@ -31,23 +33,44 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
 
   // A draft model is always resident and counts against the budget first.
   uint64_t draft_bytes = 0;
-  if (options.spec.enabled()) {
-    if (options.spec.draft_model_path.empty())
+  const SpecConfig& spec = options.spec;
+  const bool prune = spec.enabled() && spec.method == SpecConfig::Method::kLever && spec.prune.enabled;
+  int exit_layer = 0;
+  if (spec.enabled()) {
+    if (spec.draft_model_path.empty())
       return Status::Error("speculative decoding needs a draft model (--draft DRAFT.gguf)");
-    SF_RETURN_IF_ERROR(validate_spec_config(options.spec));
-    SF_ASSIGN_OR_RETURN(
-        std::unique_ptr<DraftModelDrafter> draft,
-        DraftModelDrafter::create(options.spec.draft_model_path, *s.tokenizer_, hp.n_vocab, s.pool_, n_ctx));
+    SF_RETURN_IF_ERROR(validate_spec_config(spec));
+    if (prune) {
+      exit_layer = spec.prune.exit_layer < 0 ? hp.n_layer / 2 : spec.prune.exit_layer;
+      if (exit_layer < 1 || exit_layer >= hp.n_layer)
+        return Status::Errorf(
+            "--lever-exit-layer %d is outside the model: %s has %d layers, so the exit must be after layer 1..%d",
+            exit_layer, options.model_path.c_str(), hp.n_layer, hp.n_layer - 1);
+    }
+    SF_ASSIGN_OR_RETURN(std::unique_ptr<DraftModelDrafter> draft,
+                        DraftModelDrafter::create(spec.draft_model_path, *s.tokenizer_, hp.n_vocab, s.pool_, n_ctx));
     const ModelHParams& dhp = draft->model().hparams();
     draft_bytes = draft->resident_bytes() + KvCache::bytes_for(dhp.n_layer, n_ctx, dhp.kv_dim()) +
                   Transformer::scratch_bytes(dhp, options.max_batch);
     s.drafter_ = std::move(draft);
-    s.policy_ = make_tree_policy(options.spec);
+    s.builder_ = make_tree_builder(spec);
     if (options.mem_budget.kind == MemoryBudget::Kind::kBytes && draft_bytes >= options.mem_budget.bytes)
       return Status::Errorf(
           "the draft model needs %s resident (weights, KV cache, scratch), more than the whole "
           "memory budget of %s; use a smaller draft or raise --mem-budget",
           format_bytes(draft_bytes).c_str(), format_bytes(options.mem_budget.bytes).c_str());
+  }
+  if (prune) {
+    std::unique_ptr<ExitScorer> scorer;
+    if (!spec.prune.predictor_path.empty()) {
+      SF_ASSIGN_OR_RETURN(scorer, LinearPredictorScorer::load(spec.prune.predictor_path, *s.model_, exit_layer));
+    } else {
+      scorer = std::make_unique<LogitLensScorer>(*s.model_);
+    }
+    draft_bytes += scorer->resident_bytes();
+    PruneConfig pc = spec.prune;
+    pc.exit_layer = exit_layer;
+    s.pruner_ = std::make_unique<TreePruner>(pc, std::move(scorer));
   }
 
   // Plan what stays in DRAM, then read exactly that.
@@ -55,8 +78,8 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   const uint64_t scratch = Transformer::scratch_bytes(hp, options.max_batch) +
                            static_cast<uint64_t>(options.max_batch) * hp.n_embd * sizeof(float) +
                            static_cast<uint64_t>(hp.n_vocab) * sizeof(float) + draft_bytes;
-  SF_ASSIGN_OR_RETURN(
-      s.plan_, plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers));
+  SF_ASSIGN_OR_RETURN(s.plan_, plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget,
+                                              options.stream_buffers, /*require_head=*/prune));
   SF_RETURN_IF_ERROR(s.model_->mutable_weights().load_units(s.plan_.resident));
 
   LayerSource* source = nullptr;
@@ -74,8 +97,40 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     source = s.resident_source_.get();
   }
   s.target_ = std::make_unique<ModelRunner>(*s.model_, *source, s.pool_, n_ctx);
+  if (s.builder_) SF_RETURN_IF_ERROR(s.seed_latency_profile());
   s.load_seconds_ = load_timer.elapsed();
   return session;
+}
+
+LatencyProfile::Key Session::profile_key() const {
+  LatencyProfile::Key key;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(options_.model_path, ec);
+  key.model = std::filesystem::path(options_.model_path).filename().string() + ":" + std::to_string(ec ? 0 : size);
+  key.budget = options_.mem_budget.to_string();
+  key.io_bandwidth = options_.io_bandwidth;
+  key.threads = pool_.size();
+  return key;
+}
+
+Status Session::seed_latency_profile() {
+  LatencyProfile* profile = builder_->latency_profile();
+  if (!profile) return Status::Ok();
+  const LatencyProfile::Key key = profile_key();
+  if (!options_.spec.profile_path.empty()) {
+    SF_ASSIGN_OR_RETURN(LatencyProfile loaded, LatencyProfile::load(options_.spec.profile_path));
+    if (loaded.key() == key && loaded.has_verify_data()) {
+      *profile = std::move(loaded);
+      return Status::Ok();
+    }
+    SF_LOG_WARN("%s was measured for %s at budget %s (%d threads); this session differs, so it is measured again",
+                options_.spec.profile_path.c_str(), loaded.key().model.c_str(), loaded.key().budget.c_str(),
+                loaded.key().threads);
+  }
+  profile->set_key(key);
+  const int max_nodes = static_cast<int>(max_tree_size(options_.spec));
+  auto points = measure_verify_profile(*target_, profile_row_counts(max_nodes, target_->n_ctx()), 1, false, profile);
+  return points.status();
 }
 
 SessionCounters Session::counters() const {

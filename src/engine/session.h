@@ -17,7 +17,8 @@
 #include "spec/draft_model_drafter.h"
 #include "spec/model_runner.h"
 #include "spec/spec_config.h"
-#include "spec/tree_policy.h"
+#include "spec/tree_builder.h"
+#include "spec/tree_pruner.h"
 #include "tokenizer/tokenizer.h"
 #include "weights/layer_streamer.h"
 #include "weights/memory_budget.h"
@@ -54,8 +55,9 @@ struct GenerationStats {
   double prefill_seconds = 0;
   double decode_seconds = 0;
   uint64_t peak_rss_bytes = 0;
-  SessionCounters counters;  // for this generation only
-  SpecStats spec;            // zero for plain decoding
+  SessionCounters counters;        // for this generation only
+  SpecStats spec;                  // zero for plain decoding
+  std::vector<CycleStats> cycles;  // per speculative cycle (visited rows omitted)
   // Tokens committed per target forward pass during decoding (bonus token included).
   double mean_accepted() const {
     return spec.cycles > 0 ? static_cast<double>(spec.accepted_draft_tokens + spec.cycles) / spec.cycles : 1.0;
@@ -79,7 +81,9 @@ class Session {
   int n_ctx() const { return target_->n_ctx(); }
   int n_past() const { return target_->n_past(); }
   const Drafter* drafter() const { return drafter_.get(); }
-  const TreePolicy* tree_policy() const { return policy_.get(); }
+  const TreeBuilder* tree_builder() const { return builder_.get(); }
+  TreeBuilder* tree_builder() { return builder_.get(); }
+  const TreePruner* tree_pruner() const { return pruner_.get(); }
   ThreadPool& pool() { return pool_; }
   double load_seconds() const { return load_seconds_; }
   SessionCounters counters() const;
@@ -107,6 +111,10 @@ class Session {
   Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options);
   // Decoding loops after prefill; both fill stats and call on_token.
   // Truncates the target cache to the longest common prefix of its tokens and prompt[0, limit).
+  // The key of this session's latency profile, and the profile's seed: loaded from
+  // spec.profile_path when it matches, else measured now.
+  LatencyProfile::Key profile_key() const;
+  Status seed_latency_profile();
   size_t reuse_cached_prefix(const std::vector<int32_t>& prompt, size_t limit);
   Status decode_plain(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
                       bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
@@ -124,7 +132,8 @@ class Session {
   std::unique_ptr<ResidentLayerSource> resident_source_;
   std::unique_ptr<ModelRunner> target_;
   std::unique_ptr<Drafter> drafter_;
-  std::unique_ptr<TreePolicy> policy_;
+  std::unique_ptr<TreeBuilder> builder_;
+  std::unique_ptr<TreePruner> pruner_;  // early-exit pruning (lever with pruning on)
   double load_seconds_ = 0;
 };
 

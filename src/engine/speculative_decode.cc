@@ -1,11 +1,13 @@
 // Session::decode_speculative: the draft -> verify -> commit cycle.
 //
 // The target always holds the committed sequence except its last token (the "pending"
-// token). Each cycle the drafter proposes a tree below the pending token; the target runs
-// [pending, tree nodes] as one batch (one streamed pass over its layers), the verifier
-// walks the tree computing the LM head only for the rows it visits, and the accepted path
-// plus a bonus token are committed in both caches. With an empty tree this is exactly
-// plain decoding, one token per pass.
+// token). Each cycle the tree builder drafts a tree below the pending token (asking the
+// drafter for the nodes it chooses); the target runs [pending, tree nodes] as one batch
+// (one streamed pass over its layers). With pruning, the pass stops at the exit layer, the
+// pruner drops rows, and the later layers run over the kept rows only; the verifier then
+// walks the kept tree, computing the LM head only for the rows it visits, and the
+// accepted path plus a bonus token are committed in both caches. With an empty tree this
+// is exactly plain decoding, one token per pass.
 #include <algorithm>
 
 #include "base/log.h"
@@ -20,6 +22,7 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
                                    bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
                                    GenerationStats* stats) {
   const int n_vocab = model_->hparams().n_vocab;
+  const int n_embd = model_->hparams().n_embd;
   Sampler verify_sampler(sampling);
   SamplingParams draft_params = sampling;
   draft_params.seed = sampling.seed ^ 0x9E3779B97F4A7C15ull;  // the draft's own random stream
@@ -37,7 +40,8 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
   int32_t pending = prompt.back();
 
   Stopwatch decode_timer;
-  TokenTree tree;
+  TokenTree tree, kept_tree;
+  std::vector<int32_t> kept_to_node;  // node of `tree` for each node of kept_tree
   std::vector<float> row_buffer(static_cast<size_t>(n_vocab));
   bool done = n_predict <= 0;
   while (!done) {
@@ -46,44 +50,88 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
       SF_LOG_WARN("context of %d tokens is full; stopping generation", target_->n_ctx());
       break;
     }
+    CycleStats cycle;
+    cycle.context = target_->n_past();
     Stopwatch draft_timer;
-    policy_->begin_cycle(room - 1);  // one cell is the pending token's
-    SF_RETURN_IF_ERROR(drafter_->propose(*policy_, sampling, draft_sampler, history, &tree));
-    const double draft_seconds = draft_timer.elapsed();
-    stats->spec.draft_seconds += draft_seconds;
+    BuildContext ctx;
+    ctx.max_nodes = room - 1;  // one cell is the pending token's
+    ctx.context = target_->n_past();
+    ctx.sampling = sampling;
+    ctx.draft_sampler = &draft_sampler;
+    SF_RETURN_IF_ERROR(drafter_->begin_cycle(history, sampling, draft_sampler));
+    SF_RETURN_IF_ERROR(builder_->build(*drafter_, ctx, &tree));
+    cycle.draft_seconds = draft_timer.elapsed();
+    cycle.tree_nodes = tree.size();
+    cycle.max_depth = tree.max_depth();
 
     Stopwatch verify_timer;
+    const double stall_before = streamer_ ? streamer_->stats().io_stall_seconds : 0;
     const int32_t n_past = target_->n_past();
-    SF_RETURN_IF_ERROR(target_->forward(make_tree_batch(tree, pending, n_past)));
+    PruneDecision decision;
+    LayerTap tap;
+    if (pruner_ && tree.size() > 0) {
+      tap.layer = pruner_->config().exit_layer;
+      tap.fn = [&](const float* hidden, const std::vector<int64_t>& rows, std::vector<int64_t>* keep) {
+        decision = pruner_->decide(tree, [&](int64_t row) { return hidden + row * n_embd; });
+        if (decision.kept == tree.size()) return Status::Ok();
+        for (int64_t r : rows)
+          if (r == 0 || decision.keep[r - 1]) keep->push_back(r);
+        return Status::Ok();
+      };
+    }
+    SF_RETURN_IF_ERROR(target_->forward(make_tree_batch(tree, pending, n_past), tap.fn ? &tap : nullptr));
+    // The verifier walks the tree of rows that ran every layer.
+    const bool pruned = tap.fn && decision.kept < tree.size();
+    if (pruned) kept_tree = tree.subtree(decision.keep, &kept_to_node);
+    const TokenTree& verified = pruned ? kept_tree : tree;
+    auto node_of = [&](int32_t v) { return pruned ? kept_to_node[v] : v; };
     SF_RETURN_IF_ERROR(target_->begin_head());
     const VerifyResult result = verify_tree(
-        tree, n_vocab,
+        verified, n_vocab,
         [&](int64_t row) {
-          target_->row_logits(row, row_buffer.data());
+          target_->row_logits(row == 0 ? 0 : tree_row(node_of(static_cast<int32_t>(row - 1))), row_buffer.data());
           return row_buffer.data();
         },
         verify_sampler, history);
     target_->end_head();
+    std::vector<int32_t> accepted;  // nodes of `tree`
+    for (int32_t v : result.accepted) accepted.push_back(node_of(v));
     std::vector<int32_t> cells = {n_past}, tokens = {pending};
-    for (int32_t node : result.accepted) {
+    for (int32_t node : accepted) {
       cells.push_back(n_past + static_cast<int32_t>(tree_row(node)));
       tokens.push_back(tree.node(node).token);
     }
     target_->commit(cells, tokens);
-    drafter_->commit(tree, result.accepted, result.bonus);
-    const double verify_seconds = verify_timer.elapsed();
-    stats->spec.verify_seconds += verify_seconds;
-    policy_->observe({tree.size(), static_cast<int32_t>(result.accepted.size()), draft_seconds, verify_seconds});
+    drafter_->commit(tree, accepted, result.bonus);
+    cycle.verify_seconds = verify_timer.elapsed();
+    cycle.io_stall_seconds = (streamer_ ? streamer_->stats().io_stall_seconds : 0) - stall_before;
+    cycle.rows_verified = tree.size() + 1;
+    cycle.rows_pruned = tree.size() - (pruned ? kept_tree.size() : tree.size());
+    cycle.accepted = static_cast<int32_t>(accepted.size());
+    cycle.head_rows = static_cast<int32_t>(result.rows_visited);
+    // What the target chose at each visited row: the next accepted token, then the bonus.
+    for (size_t i = 0; i <= accepted.size(); ++i)
+      cycle.visited.push_back({i == 0 ? TokenTree::kRoot : accepted[i - 1],
+                               i < accepted.size() ? tree.node(accepted[i]).token : result.bonus});
+    builder_->observe(tree, cycle);
 
-    ++stats->spec.cycles;
-    stats->spec.draft_tokens += static_cast<uint64_t>(tree.size());
-    stats->spec.accepted_draft_tokens += result.accepted.size();
-    stats->spec.rows_verified += static_cast<uint64_t>(tree.size()) + 1;
-    stats->spec.head_rows += static_cast<uint64_t>(result.rows_visited);
-    stats->spec.head_rows_saved += static_cast<uint64_t>(tree.size() + 1 - result.rows_visited);
+    SpecStats& sp = stats->spec;
+    ++sp.cycles;
+    sp.draft_tokens += static_cast<uint64_t>(tree.size());
+    sp.accepted_draft_tokens += accepted.size();
+    sp.rows_verified += static_cast<uint64_t>(cycle.rows_verified);
+    sp.rows_pruned += static_cast<uint64_t>(cycle.rows_pruned);
+    sp.head_rows += static_cast<uint64_t>(result.rows_visited);
+    sp.head_rows_saved += static_cast<uint64_t>(cycle.rows_verified - cycle.rows_pruned - result.rows_visited);
+    sp.max_tree_nodes = std::max<uint64_t>(sp.max_tree_nodes, static_cast<uint64_t>(tree.size()));
+    sp.draft_seconds += cycle.draft_seconds;
+    sp.verify_seconds += cycle.verify_seconds;
+    sp.verify_io_stall_seconds += cycle.io_stall_seconds;
+    cycle.visited.clear();
+    stats->cycles.push_back(std::move(cycle));
 
     std::vector<int32_t> emitted;
-    for (int32_t node : result.accepted) emitted.push_back(tree.node(node).token);
+    for (int32_t node : accepted) emitted.push_back(tree.node(node).token);
     emitted.push_back(result.bonus);
     for (int32_t token : emitted) {
       if (!ignore_eos && tokenizer_->is_eog(token)) {

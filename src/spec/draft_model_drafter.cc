@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "base/check.h"
-#include "spec/tree_batch.h"
+#include "base/timer.h"
 
 namespace sf {
 
@@ -30,108 +30,118 @@ void DraftModelDrafter::reset(const std::vector<int32_t>& prompt) {
   pending_ = prompt;
 }
 
-void DraftModelDrafter::expand(const float* logits, int32_t parent, int width, const SamplingParams& sampling,
-                               Sampler& draft_sampler, const std::vector<int32_t>& history, TokenTree* tree) {
+Status DraftModelDrafter::begin_cycle(const std::vector<int32_t>& history, const SamplingParams& sampling,
+                                      const Sampler& draft_sampler) {
+  SF_CHECK(!pending_.empty(), "the draft has no pending token to continue from");
+  history_ = &history;
+  sampling_ = sampling;
+  draft_sampler_ = &draft_sampler;
+  node_cell_.clear();
+  root_drafted_ = false;
+  next_cell_ = runner_->n_past() + static_cast<int32_t>(pending_.size());
+  return Status::Ok();
+}
+
+NodeDistribution DraftModelDrafter::distribution(const TokenTree& tree, int32_t node, const float* logits) const {
   const int n_vocab = model_->hparams().n_vocab;
-  if (sampling.greedy()) {
-    // Top-w tokens; their softmax probabilities are kept for confidence-based policies.
+  NodeDistribution d;
+  if (sampling_.greedy()) {
+    // Top tokens with their softmax probabilities (ties to the lower id, like argmax).
     std::vector<int32_t> ids(n_vocab);
     for (int i = 0; i < n_vocab; ++i) ids[i] = i;
-    const int w = std::min(width, n_vocab);
-    std::partial_sort(ids.begin(), ids.begin() + w, ids.end(),
+    const int k = std::min(kGreedyCandidates, n_vocab);
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
                       [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
     const float max = logits[ids[0]];
     double sum = 0;
     for (int i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
-    for (int i = 0; i < w; ++i)
-      tree->add(ids[i], parent, static_cast<float>(std::exp(static_cast<double>(logits[ids[i]] - max)) / sum));
-    return;
+    d.probs.reserve(k);
+    for (int i = 0; i < k; ++i)
+      d.probs.push_back({ids[i], static_cast<float>(std::exp(static_cast<double>(logits[ids[i]] - max)) / sum)});
+    return d;
   }
-  std::vector<int32_t> path_history = history;
-  if (parent != TokenTree::kRoot)
-    for (int32_t n : tree->path_to(parent)) path_history.push_back(tree->node(n).token);
-  std::vector<TokenProb> q = draft_sampler.distribution(logits, n_vocab, path_history);
-  for (int i = 0; i < width; ++i) {
-    const int32_t token = draft_sampler.draw(q);
-    int32_t child = tree->find_child(parent, token);
-    if (child < 0) {
-      float p = 0;
-      for (const auto& tp : q)
-        if (tp.id == token) p = tp.p;
-      child = tree->add(token, parent, p);
-    }
-    tree->proposals(parent).push_back(child);
-  }
-  tree->draft_dist(parent) = std::move(q);
+  // Penalties see the path below the root, as the target's sampler will at that row.
+  std::vector<int32_t> path_history = *history_;
+  if (node != TokenTree::kRoot)
+    for (int32_t n : tree.path_to(node)) path_history.push_back(tree.node(n).token);
+  d.probs = draft_sampler_->distribution(logits, n_vocab, path_history);
+  return d;
 }
 
-Status DraftModelDrafter::propose(TreePolicy& policy, const SamplingParams& sampling, Sampler& draft_sampler,
-                                  const std::vector<int32_t>& history, TokenTree* tree) {
-  tree->clear();
-  node_cell_.clear();
-  const int root_children = policy.children(*tree, TokenTree::kRoot);
-  if (root_children <= 0) return Status::Ok();
-  SF_CHECK(!pending_.empty(), "the draft has no pending token to continue from");
+Status DraftModelDrafter::draft_root(std::vector<NodeDistribution>* out) {
   // Catch up with the committed sequence; its last token is the tree's root.
   SF_RETURN_IF_ERROR(runner_->forward_causal(pending_));
   SF_RETURN_IF_ERROR(runner_->begin_head());
   runner_->row_logits(static_cast<int64_t>(pending_.size()) - 1, logits_.data());
   runner_->end_head();
   pending_.clear();
-  expand(logits_.data(), TokenTree::kRoot, root_children, sampling, draft_sampler, history, tree);
+  root_drafted_ = true;
+  next_cell_ = runner_->n_past();
+  out->push_back(distribution(TokenTree(), TokenTree::kRoot, logits_.data()));
+  return Status::Ok();
+}
 
+Status DraftModelDrafter::draft(const TokenTree& tree, const std::vector<int32_t>& nodes,
+                                std::vector<NodeDistribution>* out) {
+  out->clear();
+  if (nodes.empty()) return Status::Ok();
+  Stopwatch timer;
+  std::vector<int32_t> rows = nodes;
+  if (rows.front() == TokenTree::kRoot) {
+    SF_CHECK(!root_drafted_, "the root is drafted once per cycle");
+    SF_RETURN_IF_ERROR(draft_root(out));
+    rows.erase(rows.begin());
+    ++draft_counters_.passes;
+    ++draft_counters_.rows;
+  }
+  SF_CHECK(root_drafted_ || rows.empty(), "a node was drafted before the root");
   const int32_t n_past = runner_->n_past();  // the root is cell n_past - 1
-  int32_t next_cell = n_past;
-  for (int32_t depth = 1;; ++depth) {
-    // This level's nodes that the policy wants to expand; they need the draft's logits.
-    std::vector<int32_t> frontier;
-    std::vector<int> widths;
-    for (int32_t i = 0; i < tree->size(); ++i) {
-      if (tree->node(i).depth != depth) continue;
-      const int w = policy.children(*tree, i);
-      if (w > 0) {
-        frontier.push_back(i);
-        widths.push_back(w);
-      }
-    }
-    if (frontier.empty()) break;
-    if (runner_->n_ctx() - next_cell < static_cast<int32_t>(frontier.size())) break;  // draft context full
-    node_cell_.resize(tree->size(), -1);
+  if (!rows.empty() && runner_->n_ctx() - next_cell_ >= static_cast<int32_t>(rows.size())) {
+    node_cell_.resize(tree.size(), -1);
     ForwardBatch b;
-    b.n_kv = next_cell + static_cast<int32_t>(frontier.size());
-    b.mask.assign(frontier.size() * static_cast<size_t>(b.n_kv), 0);
-    for (size_t r = 0; r < frontier.size(); ++r) {
-      const int32_t node = frontier[r];
-      node_cell_[node] = next_cell + static_cast<int32_t>(r);
-      b.tokens.push_back(tree->node(node).token);
-      b.positions.push_back(n_past - 1 + tree->node(node).depth);
+    b.n_kv = next_cell_ + static_cast<int32_t>(rows.size());
+    b.mask.assign(rows.size() * static_cast<size_t>(b.n_kv), 0);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const int32_t node = rows[r];
+      SF_CHECK(node >= 0 && node < tree.size() && node_cell_[node] < 0, "node %d drafted twice or unknown", node);
+      const int32_t parent = tree.node(node).parent;
+      SF_CHECK(parent == TokenTree::kRoot || node_cell_[parent] >= 0, "node %d drafted before its parent", node);
+      node_cell_[node] = next_cell_ + static_cast<int32_t>(r);
+      b.tokens.push_back(tree.node(node).token);
+      b.positions.push_back(n_past - 1 + tree.node(node).depth);
       b.kv_cells.push_back(node_cell_[node]);
       uint8_t* m = b.mask.data() + r * b.n_kv;
       for (int32_t c = 0; c < n_past; ++c) m[c] = 1;
-      for (int32_t a = node; a != TokenTree::kRoot; a = tree->node(a).parent) m[node_cell_[a]] = 1;
+      for (int32_t a = node; a != TokenTree::kRoot; a = tree.node(a).parent) m[node_cell_[a]] = 1;
     }
-    next_cell += static_cast<int32_t>(frontier.size());
+    next_cell_ += static_cast<int32_t>(rows.size());
     SF_RETURN_IF_ERROR(runner_->forward(b));
     SF_RETURN_IF_ERROR(runner_->begin_head());
-    for (size_t r = 0; r < frontier.size(); ++r) {
+    for (size_t r = 0; r < rows.size(); ++r) {
       runner_->row_logits(static_cast<int64_t>(r), logits_.data());
-      expand(logits_.data(), frontier[r], widths[r], sampling, draft_sampler, history, tree);
+      out->push_back(distribution(tree, rows[r], logits_.data()));
     }
     runner_->end_head();
+    ++draft_counters_.passes;
+    draft_counters_.rows += rows.size();
   }
-  node_cell_.resize(tree->size(), -1);
+  draft_counters_.seconds += timer.elapsed();
   return Status::Ok();
 }
 
 void DraftModelDrafter::commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) {
   std::vector<int32_t> cells, tokens;
   size_t i = 0;
-  for (; i < accepted.size() && accepted[i] < static_cast<int32_t>(node_cell_.size()) && node_cell_[accepted[i]] >= 0;
-       ++i) {
-    cells.push_back(node_cell_[accepted[i]]);
-    tokens.push_back(tree.node(accepted[i]).token);
+  // The accepted path's prefix that the draft ran keeps its cells; the rest is pending.
+  // (If the root was never drafted, pending_ still holds the whole catch-up.)
+  if (root_drafted_) {
+    for (; i < accepted.size() && accepted[i] < static_cast<int32_t>(node_cell_.size()) && node_cell_[accepted[i]] >= 0;
+         ++i) {
+      cells.push_back(node_cell_[accepted[i]]);
+      tokens.push_back(tree.node(accepted[i]).token);
+    }
+    runner_->commit(cells, tokens);
   }
-  runner_->commit(cells, tokens);
   for (; i < accepted.size(); ++i) pending_.push_back(tree.node(accepted[i]).token);
   pending_.push_back(bonus);
 }

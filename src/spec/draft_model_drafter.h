@@ -1,16 +1,14 @@
-// DraftModelDrafter: proposes token trees with a small draft model that shares the
+// DraftModelDrafter: candidate distributions from a small draft model that shares the
 // target's vocabulary (checked at creation: a mismatch is an error, because a draft token
 // id must mean the same text to the target).
 //
 // The draft keeps its own KV cache. Tokens committed to the sequence but not yet seen by
-// the draft are `pending`; propose() first runs them, then expands the tree level by level
-// (one draft forward pass per depth over that depth's nodes, with an ancestor mask).
-// Leaves are not run. commit() keeps the draft cells of the accepted path and queues the
-// rest of the accepted tokens and the bonus token as pending.
-//
-// Children per node: greedy decoding takes the draft's top-w tokens; sampling draws w
-// i.i.d. samples from the draft distribution processed like the target's (duplicates are
-// one node) and records the distribution and samples for lossless verification.
+// the draft are `pending`; drafting the root first runs them causally (the root's
+// distribution is the last row's). Drafting other nodes runs them as one batch at fresh
+// cells after the committed ones, each row attending to the committed prefix and its own
+// ancestors (whose cells were written when they were drafted). Leaves are never run.
+// commit() keeps the draft cells of the accepted path and queues the rest of the accepted
+// tokens and the bonus token as pending.
 // Not thread-safe.
 #pragma once
 
@@ -31,6 +29,9 @@ namespace sf {
 
 class DraftModelDrafter : public Drafter {
  public:
+  // Greedy distributions keep this many top tokens (the candidate sets of tree builders).
+  static constexpr int kGreedyCandidates = 32;
+
   // Loads the draft fully resident. target_vocab: the target's tokenizer.
   static Result<std::unique_ptr<DraftModelDrafter>> create(const std::string& path, const Tokenizer& target_vocab,
                                                            int target_n_vocab, ThreadPool& pool, int n_ctx);
@@ -39,25 +40,34 @@ class DraftModelDrafter : public Drafter {
   const Model& model() const { return *model_; }
   uint64_t resident_bytes() const override { return model_->weights().resident_bytes(); }
   const RunnerCounters& counters() const { return runner_->counters(); }
+  const DraftCounters& draft_counters() const override { return draft_counters_; }
 
-  // Starts a new sequence whose committed tokens are `prompt`.
   void reset(const std::vector<int32_t>& prompt) override;
-  Status propose(TreePolicy& policy, const SamplingParams& sampling, Sampler& draft_sampler,
-                 const std::vector<int32_t>& history, TokenTree* tree) override;
+  Status begin_cycle(const std::vector<int32_t>& history, const SamplingParams& sampling,
+                     const Sampler& draft_sampler) override;
+  Status draft(const TokenTree& tree, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override;
   void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) override;
 
  private:
   DraftModelDrafter() = default;
-  // Adds the children of `parent` chosen from `logits`.
-  void expand(const float* logits, int32_t parent, int width, const SamplingParams& sampling, Sampler& draft_sampler,
-              const std::vector<int32_t>& history, TokenTree* tree);
+  // The distribution below `node` from its logits row.
+  NodeDistribution distribution(const TokenTree& tree, int32_t node, const float* logits) const;
+  Status draft_root(std::vector<NodeDistribution>* out);
 
   std::unique_ptr<Model> model_;
   std::unique_ptr<ResidentLayerSource> source_;
   std::unique_ptr<ModelRunner> runner_;
   std::vector<int32_t> pending_;
-  std::vector<int32_t> node_cell_;  // draft cache cell of each node of the last tree (-1: not run)
+  // This cycle: draft cache cell of each node (-1: not run), the next free cell, whether
+  // the root was drafted, and the sampling setup.
+  std::vector<int32_t> node_cell_;
+  int32_t next_cell_ = 0;
+  bool root_drafted_ = false;
+  const std::vector<int32_t>* history_ = nullptr;
+  SamplingParams sampling_;
+  const Sampler* draft_sampler_ = nullptr;
   std::vector<float> logits_;
+  DraftCounters draft_counters_;
 };
 
 }  // namespace sf

@@ -11,7 +11,25 @@ ModelRunner::ModelRunner(const Model& model, LayerSource& source, ThreadPool& po
       transformer_(model.hparams(), pool),
       cache_(model.hparams().n_layer, n_ctx, model.hparams().kv_dim()) {}
 
-Status ModelRunner::forward(const ForwardBatch& batch) {
+namespace {
+
+// The rows `keep` (ascending batch rows) of a batch, with their cells and mask rows.
+ForwardBatch select_rows(const ForwardBatch& b, const std::vector<int64_t>& keep) {
+  ForwardBatch out;
+  out.n_kv = b.n_kv;
+  out.mask.reserve(keep.size() * static_cast<size_t>(b.n_kv));
+  for (int64_t r : keep) {
+    out.tokens.push_back(b.tokens[r]);
+    out.positions.push_back(b.positions[r]);
+    out.kv_cells.push_back(b.kv_cells[r]);
+    out.mask.insert(out.mask.end(), b.mask.begin() + r * b.n_kv, b.mask.begin() + (r + 1) * b.n_kv);
+  }
+  return out;
+}
+
+}  // namespace
+
+Status ModelRunner::forward(const ForwardBatch& batch, const LayerTap* tap) {
   const ModelHParams& hp = model_.hparams();
   const int64_t n = batch.size();
   SF_CHECK(n > 0);
@@ -19,10 +37,43 @@ Status ModelRunner::forward(const ForwardBatch& batch) {
     if (t < 0 || t >= hp.n_vocab)
       return Status::Errorf("token id %d is outside the vocabulary (0..%d)", t, hp.n_vocab - 1);
   Stopwatch timer;
+  last_pass_ = PassTiming{n, n, 0, 0, 0};
   hidden_.resize(static_cast<size_t>(n) * hp.n_embd);
   hidden_rows_ = n;
+  row_index_.resize(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) row_index_[r] = r;
   transformer_.embed(model_.weights(), batch.tokens.data(), n, hidden_.data());
-  SF_RETURN_IF_ERROR(transformer_.run_layers(source_, model_.weights(), batch, 0, hp.n_layer, cache_, hidden_.data()));
+  const int split = tap ? tap->layer : hp.n_layer;
+  SF_CHECK(split >= 0 && split <= hp.n_layer, "tap at layer %d of %d", split, hp.n_layer);
+  SF_RETURN_IF_ERROR(transformer_.run_layers(source_, model_.weights(), batch, 0, split, cache_, hidden_.data()));
+  last_pass_.before_tap_seconds = timer.elapsed();
+  if (tap) {
+    Stopwatch tap_timer;
+    std::vector<int64_t> rows(static_cast<size_t>(n)), keep;
+    for (int64_t r = 0; r < n; ++r) rows[r] = r;
+    SF_RETURN_IF_ERROR(tap->fn(hidden_.data(), rows, &keep));
+    ForwardBatch kept;
+    if (!keep.empty() && static_cast<int64_t>(keep.size()) < n) {
+      for (size_t i = 0; i < keep.size(); ++i)
+        SF_CHECK(keep[i] >= 0 && keep[i] < n && (i == 0 || keep[i] > keep[i - 1]), "tap kept an invalid row list");
+      std::fill(row_index_.begin(), row_index_.end(), -1);
+      const int E = hp.n_embd;
+      for (size_t i = 0; i < keep.size(); ++i) {
+        row_index_[keep[i]] = static_cast<int64_t>(i);
+        // Ascending rows: a row only moves towards the front, over rows already copied.
+        if (keep[i] != static_cast<int64_t>(i))
+          std::copy_n(hidden_.data() + keep[i] * E, E, hidden_.data() + static_cast<int64_t>(i) * E);
+      }
+      hidden_rows_ = static_cast<int64_t>(keep.size());
+      kept = select_rows(batch, keep);
+    }
+    last_pass_.rows_after_tap = hidden_rows_;
+    last_pass_.tap_seconds = tap_timer.elapsed();
+    Stopwatch after_timer;
+    SF_RETURN_IF_ERROR(transformer_.run_layers(source_, model_.weights(), kept.size() > 0 ? kept : batch, split,
+                                               hp.n_layer, cache_, hidden_.data()));
+    last_pass_.after_tap_seconds = after_timer.elapsed();
+  }
   ++counters_.forward_passes;
   counters_.rows += static_cast<uint64_t>(n);
   counters_.forward_seconds += timer.elapsed();
@@ -48,6 +99,7 @@ void ModelRunner::truncate(int n) {
 }
 
 Status ModelRunner::logits_all(float* out) {
+  SF_CHECK(hidden_rows_ == static_cast<int64_t>(row_index_.size()), "logits_all after a tap dropped rows");
   SF_RETURN_IF_ERROR(begin_head());
   transformer_.apply_head(*head_, model_.weights(), hidden_.data(), hidden_rows_, out);
   counters_.head_rows += static_cast<uint64_t>(hidden_rows_);
@@ -64,9 +116,10 @@ Status ModelRunner::begin_head() {
 }
 
 void ModelRunner::row_logits(int64_t row, float* out) {
-  SF_CHECK(head_ != nullptr && row >= 0 && row < hidden_rows_);
+  SF_CHECK(head_ != nullptr && has_row(row), "logits of row %lld, which did not run every layer",
+           static_cast<long long>(row));
   Stopwatch timer;
-  transformer_.apply_head(*head_, model_.weights(), hidden_.data() + row * model_.hparams().n_embd, 1, out);
+  transformer_.apply_head(*head_, model_.weights(), hidden_.data() + row_index_[row] * model_.hparams().n_embd, 1, out);
   ++counters_.head_rows;
   counters_.forward_seconds += timer.elapsed();
 }

@@ -8,6 +8,7 @@
 // Not thread-safe.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "base/status.h"
@@ -19,6 +20,29 @@
 #include "model/transformer.h"
 
 namespace sf {
+
+// A point inside a forward pass where a policy sees the hidden states of every row and may
+// drop rows: the later layers then run over the kept rows only (and write only their KV
+// cells). Rows are computed independently of which other rows share the batch, so the
+// kept rows' results are bit-identical to a pass over the kept rows alone. Users: LEVER's
+// early-exit pruning; CATS's shallow verifier and Mirror-SD's token channel read the same
+// tap.
+struct LayerTap {
+  int layer = 0;  // the tap sees the hidden states after layers [0, layer)
+  // hidden: [rows.size(), n_embd] f32; rows[i] is the batch row of hidden row i. Leave
+  // `keep` empty to keep every row, or fill it with the batch rows to keep (an ascending
+  // subset of `rows`).
+  std::function<Status(const float* hidden, const std::vector<int64_t>& rows, std::vector<int64_t>* keep)> fn;
+};
+
+// Where the time of the last forward pass went, split at its tap.
+struct PassTiming {
+  int64_t rows = 0;               // rows of the batch
+  int64_t rows_after_tap = 0;     // rows the layers after the tap ran over
+  double before_tap_seconds = 0;  // layers before the tap (whole pass when there is none)
+  double tap_seconds = 0;         // the tap's own work (scoring, compaction)
+  double after_tap_seconds = 0;   // layers after the tap
+};
 
 struct RunnerCounters {
   uint64_t forward_passes = 0;
@@ -44,12 +68,19 @@ class ModelRunner {
   // The tokens whose K/V the committed cells hold, in order (size n_past()).
   const std::vector<int32_t>& committed_tokens() const { return tokens_; }
 
-  // Runs all layers over the batch; its hidden states stay available for logits().
-  Status forward(const ForwardBatch& batch);
+  // Runs all layers over the batch; its hidden states stay available for logits(). With a
+  // tap, the layers from tap->layer on run over the rows the tap keeps.
+  Status forward(const ForwardBatch& batch, const LayerTap* tap = nullptr);
+  // Whether a row of the last forward ran every layer (false for rows a tap dropped).
+  bool has_row(int64_t row) const {
+    return row >= 0 && row < static_cast<int64_t>(row_index_.size()) && row_index_[row] >= 0;
+  }
+  const PassTiming& last_pass() const { return last_pass_; }
   // Convenience: forward a causal batch of tokens at n_past and commit all of them.
   Status forward_causal(const std::vector<int32_t>& tokens);
 
-  // Logits of rows of the last forward: all of them, or one at a time between
+  // Logits of rows of the last forward (batch row numbers; dropped rows are an error): all
+  // of them (no tap may have dropped rows), or one at a time between
   // begin_head()/end_head() (the head is acquired once, so a streamed head is read once).
   Status logits_all(float* out);
   Status begin_head();
@@ -65,8 +96,10 @@ class ModelRunner {
   LayerSource& source_;
   Transformer transformer_;
   KvCache cache_;
-  std::vector<float> hidden_;  // [rows of the last forward, n_embd]
+  std::vector<float> hidden_;  // [rows of the last forward that ran every layer, n_embd]
   int64_t hidden_rows_ = 0;
+  std::vector<int64_t> row_index_;  // batch row -> row of hidden_ (-1: dropped by a tap)
+  PassTiming last_pass_;
   const WeightMatrix* head_ = nullptr;
   int n_past_ = 0;
   std::vector<int32_t> tokens_;  // committed tokens, one per cell < n_past_

@@ -1,5 +1,7 @@
 #include "spec/spec_config.h"
 
+#include <algorithm>
+
 namespace sf {
 const char* SpecConfig::method_name(Method m) {
   switch (m) {
@@ -9,6 +11,10 @@ const char* SpecConfig::method_name(Method m) {
       return "chain";
     case Method::kTree:
       return "tree";
+    case Method::kOptTree:
+      return "opt-tree";
+    case Method::kLever:
+      return "lever";
   }
   return "?";
 }
@@ -38,7 +44,32 @@ int64_t tree_node_count(const std::vector<int>& widths) {
   return total;
 }
 
+int64_t max_tree_size(const SpecConfig& c) {
+  switch (c.method) {
+    case SpecConfig::Method::kNone:
+      return 0;
+    case SpecConfig::Method::kOptTree:
+      return std::min(c.node_budget, c.max_tree_nodes);
+    case SpecConfig::Method::kLever:
+      return c.max_tree_nodes;
+    default:
+      return tree_node_count(tree_widths(c));
+  }
+}
+
 Status validate_spec_config(const SpecConfig& c) {
+  if (c.method == SpecConfig::Method::kOptTree && (c.node_budget < 1 || c.node_budget > kMaxTreeNodes))
+    return Status::Errorf("--node-budget %d is out of range (1..%lld)", c.node_budget,
+                          static_cast<long long>(kMaxTreeNodes));
+  if (c.max_tree_nodes < 1 || c.max_tree_nodes > 255)
+    return Status::Errorf("--max-tree-nodes %d is out of range (1..255)", c.max_tree_nodes);
+  if (c.max_tree_depth < 1 || c.max_tree_depth > kMaxDraftLen)
+    return Status::Errorf("--max-tree-depth %d is out of range (1..%d)", c.max_tree_depth, kMaxDraftLen);
+  if (!(c.prune.theta >= 0.0f && c.prune.theta <= 1.0f))
+    return Status::Errorf("--lever-theta %g is out of range: it is a normalised score in [0, 1]",
+                          static_cast<double>(c.prune.theta));
+  if (!(c.prune.temperature > 0.0f)) return Status::Error("the pruning temperature must be positive");
+  if (c.prune.root_keep < 1) return Status::Error("pruning must keep at least one child of the root");
   if (c.draft_len < 1 || c.draft_len > kMaxDraftLen)
     return Status::Errorf("--draft-len %d is out of range (1..%d)", c.draft_len, kMaxDraftLen);
   for (int w : c.tree_widths)

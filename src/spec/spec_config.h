@@ -9,14 +9,30 @@
 
 namespace sf {
 
+// Early-exit pruning inside the verification pass (LEVER 4.3; tree_pruner.h).
+struct PruneConfig {
+  bool enabled = false;
+  int exit_layer = -1;           // layers run before the exit; -1: half the target's layers
+  float theta = 0.1f;            // edges whose normalised score is below theta may go
+  std::string predictor_path;    // trained linear predictor; empty: the logit lens
+  float temperature = 1.0f;      // tau_E of the normalisation within each candidate set
+  int root_keep = 2;             // children of the root always kept (coverage near the root)
+  float min_keep_share = 0.25f;  // pruning that keeps fewer of the tree's nodes is refused
+};
+
 struct SpecConfig {
-  enum class Method { kNone, kChain, kTree };
+  enum class Method { kNone, kChain, kTree, kOptTree, kLever };
   Method method = Method::kNone;
   std::string draft_model_path;  // a GGUF with the target's vocabulary
   int draft_len = 4;             // chain: tokens per draft (gamma); tree: depth
   // Tree: children per node at each depth (e.g. {3, 2, 1}); empty = {2, 2, ..., 1}.
   std::vector<int> tree_widths;
-  int draft_threads = 0;  // 0: share the target's pool
+  int node_budget = 16;      // opt-tree: nodes per tree
+  int max_tree_nodes = 64;   // lever: the most nodes a tree may grow to
+  int max_tree_depth = 12;   // opt-tree, lever
+  PruneConfig prune;         // lever
+  std::string profile_path;  // lever: a latency profile from `specflash profile` (else measured at start)
+  int draft_threads = 0;     // 0: share the target's pool
 
   bool enabled() const { return method != Method::kNone; }
   static const char* method_name(Method m);
@@ -25,20 +41,26 @@ struct SpecConfig {
 // Children per node at each depth for a config: chain = {1} x draft_len; tree = the given
 // widths, or {2} x (draft_len - 1) + {1}.
 std::vector<int> tree_widths(const SpecConfig& config);
-// Rejects sizes that are zero or absurd, with a message naming the flag.
+// Rejects sizes that are zero or absurd and thresholds out of range, with a message naming
+// the flag. (The exit layer is checked against the model when the session is created.)
 Status validate_spec_config(const SpecConfig& config);
 // Total nodes of a full tree with these widths.
 int64_t tree_node_count(const std::vector<int>& widths);
+// The most nodes a tree of this config can have (the verification batch is one more row).
+int64_t max_tree_size(const SpecConfig& config);
 
 struct SpecStats {
   uint64_t cycles = 0;                 // draft + verify rounds
   uint64_t draft_tokens = 0;           // tree nodes proposed
   uint64_t accepted_draft_tokens = 0;  // proposed nodes on accepted paths
   uint64_t rows_verified = 0;          // rows of verification batches (pending + nodes)
+  uint64_t rows_pruned = 0;            // of those, rows dropped at the early-exit layer
   uint64_t head_rows = 0;              // rows whose LM head was computed
   uint64_t head_rows_saved = 0;        // rows whose LM head was skipped (LEVER 4.4)
+  uint64_t max_tree_nodes = 0;         // largest tree proposed
   double draft_seconds = 0;
   double verify_seconds = 0;
+  double verify_io_stall_seconds = 0;  // part of verify_seconds waiting for streamed weights
 };
 
 }  // namespace sf

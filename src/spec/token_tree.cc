@@ -11,6 +11,7 @@ void TokenTree::clear() {
   children_.assign(1, {});
   dists_.assign(1, {});
   proposals_.assign(1, {});
+  candidates_.assign(1, {});
 }
 
 int32_t TokenTree::add(int32_t token, int32_t parent, float draft_prob) {
@@ -24,6 +25,7 @@ int32_t TokenTree::add(int32_t token, int32_t parent, float draft_prob) {
   children_.emplace_back();
   dists_.emplace_back();
   proposals_.emplace_back();
+  candidates_.emplace_back();
   const int32_t id = size() - 1;
   children_[parent + 1].push_back(id);
   return id;
@@ -39,6 +41,31 @@ int32_t TokenTree::find_child(int32_t parent, int32_t token) const {
   for (int32_t c : children(parent))
     if (nodes_[c].token == token) return c;
   return -1;
+}
+
+TokenTree TokenTree::subtree(const std::vector<bool>& keep, std::vector<int32_t>* old_of_new) const {
+  SF_CHECK(static_cast<int32_t>(keep.size()) == size());
+  TokenTree out;
+  std::vector<int32_t> new_of_old(nodes_.size(), -1);
+  old_of_new->clear();
+  for (int32_t i = 0; i < size(); ++i) {
+    if (!keep[i]) continue;
+    const int32_t parent = nodes_[i].parent;
+    SF_CHECK(parent == kRoot || new_of_old[parent] >= 0, "kept node %d without its parent", i);
+    new_of_old[i] = out.add(nodes_[i].token, parent == kRoot ? kRoot : new_of_old[parent], nodes_[i].draft_prob);
+    old_of_new->push_back(i);
+  }
+  for (int32_t old = kRoot; old < size(); ++old) {
+    if (old != kRoot && !keep[old]) continue;
+    const int32_t now = old == kRoot ? kRoot : new_of_old[old];
+    out.candidates(now) = candidates(old);
+    out.draft_dist(now) = draft_dist(old);
+    for (int32_t child : proposals(old)) {
+      SF_CHECK(keep[child], "an i.i.d. drafted child was dropped");
+      out.proposals(now).push_back(new_of_old[child]);
+    }
+  }
+  return out;
 }
 
 std::vector<int32_t> TokenTree::path_to(int32_t node) const {

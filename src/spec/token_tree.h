@@ -8,6 +8,11 @@
 // For lossless stochastic verification a parent also records how its children were
 // drafted: the draft distribution q it sampled from and the sequence of i.i.d. samples
 // (a token sampled twice appears twice in `proposals` but is one node).
+//
+// Every expanded node also keeps its candidate set C(u): the drafter's top tokens below it
+// with their draft probabilities, whether or not they became children. Tree builders rank
+// the frontier with it and early-exit pruning normalises scores over it (LEVER 4.2-4.3:
+// the candidates that are not children are the "shadow tokens").
 #pragma once
 
 #include <cstdint>
@@ -38,6 +43,9 @@ class TokenTree {
   // Children of a node (kRoot for the root), in insertion order.
   const std::vector<int32_t>& children(int32_t parent) const { return children_[parent + 1]; }
   int32_t find_child(int32_t parent, int32_t token) const;
+  // The tree of the kept nodes (every kept node's parent must be kept), with its drafting
+  // records; old_of_new[i] is the node of this tree that node i of the result was.
+  TokenTree subtree(const std::vector<bool>& keep, std::vector<int32_t>* old_of_new) const;
   // Node indices from the root's child down to `node`.
   std::vector<int32_t> path_to(int32_t node) const;
 
@@ -46,12 +54,20 @@ class TokenTree {
   const std::vector<TokenProb>& draft_dist(int32_t parent) const { return dists_[parent + 1]; }
   std::vector<int32_t>& proposals(int32_t parent) { return proposals_[parent + 1]; }
   const std::vector<int32_t>& proposals(int32_t parent) const { return proposals_[parent + 1]; }
+  // Candidate set of an expanded node (empty until it is expanded), by descending probability.
+  std::vector<TokenProb>& candidates(int32_t parent) { return candidates_[parent + 1]; }
+  const std::vector<TokenProb>& candidates(int32_t parent) const { return candidates_[parent + 1]; }
+  // True when the children below `parent` were drafted deterministically (no i.i.d. samples):
+  // the verifier then treats each child as a one-hot draft, and any subset of them may be
+  // verified without changing the output distribution (what makes pruning lossless).
+  bool deterministic_children(int32_t parent) const { return proposals_[parent + 1].empty(); }
 
  private:
   std::vector<TreeNode> nodes_;
   std::vector<std::vector<int32_t>> children_ = {{}};
   std::vector<std::vector<TokenProb>> dists_ = {{}};
   std::vector<std::vector<int32_t>> proposals_ = {{}};
+  std::vector<std::vector<TokenProb>> candidates_ = {{}};
 };
 
 }  // namespace sf

@@ -22,7 +22,7 @@ std::string ResidencyPlan::describe() const {
 }
 
 Result<ResidencyPlan> plan_residency(const ModelWeights& w, uint64_t kv_bytes, uint64_t scratch_bytes,
-                                     const MemoryBudget& budget, int n_buffers) {
+                                     const MemoryBudget& budget, int n_buffers, bool require_head) {
   const int n_layers = w.n_units() - 1;
   const int head = w.head_unit();
   uint64_t streamable_total = 0;
@@ -63,12 +63,14 @@ Result<ResidencyPlan> plan_residency(const ModelWeights& w, uint64_t kv_bytes, u
   ResidencyPlan best, smallest;
   for (int k = 0; k <= n_layers; ++k) {
     for (bool head_pinned : {false, true}) {
+      if (require_head && !head_pinned && !w.head_is_tied()) continue;
       const ResidencyPlan p = make(k, head_pinned);
-      if (k == 0 && !head_pinned) smallest = p;
+      if (k == 0 && (!head_pinned || require_head)) smallest = p;
       if (p.footprint_bytes() < smallest.footprint_bytes()) smallest = p;
       bool fits = true;
       if (budget.kind == MemoryBudget::Kind::kBytes) fits = p.footprint_bytes() <= budget.bytes;
-      if (share) fits = p.resident_unit_bytes <= pin_limit;
+      const uint64_t required = require_head && !w.head_is_tied() ? w.unit_bytes(head) : 0;
+      if (share) fits = p.resident_unit_bytes - required <= pin_limit;
       if (!fits) continue;
       // Most pinned bytes wins; on a tie, more pinned layers (self-speculation uses them).
       if (!found || p.resident_unit_bytes > best.resident_unit_bytes ||

@@ -40,7 +40,10 @@ struct ResidencyPlan {
 };
 
 // kv_bytes and scratch_bytes: what the session will allocate besides weights.
+// require_head: the LM head must be resident (early-exit scoring reads it mid-pass). With a
+// share budget it is pinned on top of the share, like the embeddings; with a byte budget
+// it counts in the footprint as always.
 Result<ResidencyPlan> plan_residency(const ModelWeights& w, uint64_t kv_bytes, uint64_t scratch_bytes,
-                                     const MemoryBudget& budget, int n_buffers = 2);
+                                     const MemoryBudget& budget, int n_buffers = 2, bool require_head = false);
 
 }  // namespace sf

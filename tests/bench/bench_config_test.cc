@@ -82,7 +82,7 @@ TEST(BenchValidate, OtherErrors) {
 
 TEST(BenchPlan, ArFirstThenEachBudgetsMethods) {
   BenchConfig c = valid_config();
-  c.methods = {BenchMethod::kTree, BenchMethod::kFlashAr, BenchMethod::kChain};  // ar not listed
+  c.methods = {BenchMethod::kChain, BenchMethod::kFlashAr, BenchMethod::kTree};  // ar not listed
   c.budgets = *parse_budgets("100%,0%");
   c.draft_model_path = "draft.gguf";
   c.draft_len = 5;
@@ -113,6 +113,27 @@ TEST(BenchPlan, ArFirstThenEachBudgetsMethods) {
 
   c.compare_to_ar = false;
   EXPECT_EQ(plan_runs(c, base).size(), 6u) << "no ar run when not listed and not comparing";
+}
+
+TEST(BenchPlan, MethodsWithParametersRunInListedOrder) {
+  BenchConfig c = valid_config();
+  auto m = parse_methods("lever,chain:8,flash-ar,opt-tree:32,chain:4,lever-noprune");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  c.methods = *m;
+  c.draft_model_path = "draft.gguf";
+  const auto runs = plan_runs(c, SessionOptions{});
+  std::vector<std::string> names;
+  for (const auto& r : runs) names.push_back(method_name(r.method));
+  EXPECT_EQ(names, (std::vector<std::string>{"ar", "flash-ar", "lever", "chain:8", "opt-tree:32", "chain:4",
+                                             "lever-noprune"}));
+  EXPECT_EQ(runs[3].options.spec.draft_len, 8);
+  EXPECT_EQ(runs[4].options.spec.node_budget, 32);
+  EXPECT_TRUE(runs[2].options.spec.prune.enabled);
+  EXPECT_FALSE(runs[6].options.spec.prune.enabled);
+  EXPECT_EQ(runs[6].options.spec.method, SpecConfig::Method::kLever);
+  EXPECT_FALSE(parse_methods("tree:3").ok()) << "only chain and opt-tree take a number";
+  EXPECT_FALSE(parse_methods("chain:0").ok());
+  EXPECT_FALSE(parse_methods("lever-fast").ok());
 }
 
 TEST(BenchPlan, ContextMargin) {

@@ -1,0 +1,46 @@
+// AcceptanceCalibration: LEVER's Calibrate(p_d(a|u), C(u), r) (4.2, eq. 3), learned online.
+//
+// The estimate that the target picks draft token a below node u is
+//   r * h(p_d(a|u) / sum_{b in C(u)} p_d(b|u))
+// where r is the reliability factor, a moving average over verified rows of "the target's
+// token is in the candidate set C(u)", and h maps the draft probability renormalised
+// within C(u) to how often the target actually picked such a token (ten probability
+// buckets, moving averages over verified rows whose target token was in C(u), starting
+// from the identity). r alone (the paper's description) only scales all candidates
+// together; h also corrects a draft that is over- or under-confident at some probability
+// levels, while keeping the draft's ranking within a bucket. Both learn from every row the
+// acceptance walk visits, so they follow the draft/target agreement of the current text.
+// Not thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "spec/cycle_stats.h"
+#include "spec/token_tree.h"
+
+namespace sf {
+
+class AcceptanceCalibration {
+ public:
+  static constexpr int kBuckets = 10;
+  AcceptanceCalibration();
+
+  // p: the token's draft probability; candidate_mass: the sum over its candidate set.
+  double calibrate(double p, double candidate_mass) const;
+  double reliability() const { return r_; }
+  // Learns from the rows of `tree` the verifier visited.
+  void observe(const TokenTree& tree, const std::vector<VisitedRow>& visited);
+
+ private:
+  static int bucket(double x);
+  double r_ = 0.9;
+  uint64_t r_samples_ = 0;
+  std::array<double, kBuckets> hit_rate_;
+  std::array<uint64_t, kBuckets> samples_{};
+};
+
+double candidate_mass(const std::vector<TokenProb>& candidates);
+
+}  // namespace sf

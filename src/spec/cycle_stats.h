@@ -1,0 +1,33 @@
+// What one speculative cycle did, reported to the tree builder (for its online estimates)
+// and to the session's statistics (--stats, --stats-json).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "spec/token_tree.h"
+
+namespace sf {
+
+// A row the verifier's walk visited, and the token the target chose there (the accepted
+// child's token, or the bonus token at the last visited row).
+struct VisitedRow {
+  int32_t node = TokenTree::kRoot;  // node of the drafted tree (kRoot for the root)
+  int32_t target_token = -1;
+};
+
+struct CycleStats {
+  int32_t tree_nodes = 0;     // nodes the builder proposed
+  int32_t max_depth = 0;      // depth of the proposed tree
+  int32_t rows_verified = 0;  // rows of the verification batch (root + nodes)
+  int32_t rows_pruned = 0;    // rows dropped at the early-exit layer (ran only its first layers)
+  int32_t accepted = 0;       // nodes on the accepted path
+  int32_t head_rows = 0;      // rows whose LM head was computed (on demand, LEVER 4.4)
+  int32_t context = 0;        // committed tokens before the cycle
+  double draft_seconds = 0;
+  double verify_seconds = 0;    // target forward + acceptance walk
+  double io_stall_seconds = 0;  // part of verify_seconds spent waiting for streamed weights
+  std::vector<VisitedRow> visited;
+};
+
+}  // namespace sf

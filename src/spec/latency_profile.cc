@@ -1,0 +1,186 @@
+#include "spec/latency_profile.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace sf {
+namespace {
+
+// Weight of a new measurement once a cell has a few: recent cycles matter more (the page
+// cache, thermal state and context length drift), but one outlier does not swing it.
+constexpr double kEmaWeight = 0.2;
+constexpr uint32_t kMeanSamples = 4;  // plain mean until then
+
+void update(double& value, uint32_t& samples, double x) {
+  ++samples;
+  const double w = samples <= kMeanSamples ? 1.0 / samples : kEmaWeight;
+  value += w * (x - value);
+}
+
+}  // namespace
+
+void LatencyProfile::clear() {
+  for (auto& bucket : verify_) bucket.fill(Cell{});
+  draft_row_seconds_ = draft_pass_seconds_ = 0;
+  draft_samples_ = 0;
+}
+
+int LatencyProfile::context_bucket(int context) {
+  if (context < 512) return 0;
+  if (context < 2048) return 1;
+  if (context < 8192) return 2;
+  return 3;
+}
+
+bool LatencyProfile::has_verify_data() const {
+  for (const auto& bucket : verify_)
+    for (const Cell& c : bucket)
+      if (c.samples > 0) return true;
+  return false;
+}
+
+void LatencyProfile::observe_verify(int rows, int context, double seconds) {
+  if (rows < 1 || seconds <= 0) return;
+  Cell& c = verify_[context_bucket(context)][std::min(rows, kMaxRows)];
+  update(c.seconds, c.samples, seconds);
+}
+
+void LatencyProfile::observe_draft(int rows, double seconds) {
+  if (rows < 1 || seconds <= 0) return;
+  // Split a pass into a fixed part and a per-row part from passes of different sizes:
+  // single-row passes estimate the fixed part, larger ones the per-row increment.
+  ++draft_samples_;
+  const double w = draft_samples_ <= kMeanSamples ? 1.0 / static_cast<double>(draft_samples_) : kEmaWeight;
+  if (rows == 1) {
+    draft_pass_seconds_ += w * (seconds - draft_pass_seconds_);
+    if (draft_row_seconds_ == 0) draft_row_seconds_ = seconds;
+  } else {
+    const double per_row = std::max(seconds - draft_pass_seconds_, seconds * 0.25) / rows;
+    draft_row_seconds_ += w * (per_row - draft_row_seconds_);
+    if (draft_pass_seconds_ == 0) draft_pass_seconds_ = seconds / rows;
+  }
+}
+
+double LatencyProfile::estimate(int bucket, int rows) const {
+  const auto& cells = verify_[bucket];
+  int lo = -1, lo2 = -1, hi = -1;
+  double max_below = 0;
+  for (int r = 1; r <= kMaxRows; ++r) {
+    if (cells[r].samples == 0) continue;
+    if (r <= rows) {
+      lo2 = lo;
+      lo = r;
+      max_below = std::max(max_below, cells[r].seconds);
+    } else {
+      hi = r;
+      break;
+    }
+  }
+  double value;
+  if (lo == rows) {
+    value = cells[rows].seconds;
+  } else if (lo > 0 && hi > 0) {
+    const double t = static_cast<double>(rows - lo) / (hi - lo);
+    value = cells[lo].seconds + t * (cells[hi].seconds - cells[lo].seconds) * (1 + kUnseenPenalty);
+  } else if (lo > 0) {
+    // Beyond the largest measured shape: continue the last measured slope (or, from one
+    // point, assume cost proportional to rows past it, the pessimistic case).
+    const double slope =
+        lo2 > 0 ? std::max(0.0, (cells[lo].seconds - cells[lo2].seconds) / (lo - lo2)) : cells[lo].seconds / lo;
+    value = cells[lo].seconds + slope * (rows - lo) * (1 + kUnseenPenalty);
+  } else {
+    value = cells[hi].seconds;  // smaller than anything measured: at most that
+  }
+  return std::max(value, max_below);
+}
+
+double LatencyProfile::verify_seconds(int rows, int context) const {
+  rows = std::clamp(rows, 1, kMaxRows);
+  const int want = context_bucket(context);
+  // The nearest bucket with data, preferring longer contexts (they cost more: conservative).
+  for (int d = 0; d < kContextBuckets; ++d) {
+    for (int b : {want + d, want - d}) {
+      if (b < 0 || b >= kContextBuckets) continue;
+      bool any = false;
+      for (const Cell& c : verify_[b]) any = any || c.samples > 0;
+      if (any) return estimate(b, rows) * (b == want ? 1.0 : 1 + kUnseenPenalty);
+    }
+  }
+  return 0;
+}
+
+std::string LatencyProfile::to_json() const {
+  nlohmann::json j;
+  j["key"] = {
+      {"model", key_.model}, {"budget", key_.budget}, {"io_bandwidth", key_.io_bandwidth}, {"threads", key_.threads}};
+  nlohmann::json verify = nlohmann::json::array();
+  for (int b = 0; b < kContextBuckets; ++b)
+    for (int r = 1; r <= kMaxRows; ++r)
+      if (verify_[b][r].samples > 0)
+        verify.push_back({{"context_bucket", b},
+                          {"rows", r},
+                          {"seconds", verify_[b][r].seconds},
+                          {"samples", verify_[b][r].samples}});
+  j["verify"] = verify;
+  j["draft"] = {{"row_seconds", draft_row_seconds_}, {"pass_seconds", draft_pass_seconds_}};
+  return j.dump(1);
+}
+
+Result<LatencyProfile> LatencyProfile::from_json(const std::string& text, const std::string& source_name) {
+  LatencyProfile p;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    const auto& k = j.at("key");
+    p.key_.model = k.at("model").get<std::string>();
+    p.key_.budget = k.at("budget").get<std::string>();
+    p.key_.io_bandwidth = k.at("io_bandwidth").get<double>();
+    p.key_.threads = k.at("threads").get<int>();
+    for (const auto& e : j.at("verify")) {
+      const int b = e.at("context_bucket").get<int>(), r = e.at("rows").get<int>();
+      const double s = e.at("seconds").get<double>();
+      if (b < 0 || b >= kContextBuckets || r < 1 || r > kMaxRows || !(s > 0))
+        return Status::Errorf("%s: verify entry out of range (bucket %d, rows %d, seconds %g)", source_name.c_str(), b,
+                              r, s);
+      p.verify_[b][r] = Cell{s, std::max(1u, e.value("samples", 1u))};
+    }
+    if (j.contains("draft")) {
+      p.draft_row_seconds_ = j["draft"].value("row_seconds", 0.0);
+      p.draft_pass_seconds_ = j["draft"].value("pass_seconds", 0.0);
+      if (p.draft_row_seconds_ > 0) p.draft_samples_ = kMeanSamples;
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Errorf("%s: not a latency profile (%s); write one with `specflash profile`", source_name.c_str(),
+                          e.what());
+  }
+  return p;
+}
+
+Status LatencyProfile::save(const std::string& path) const {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << to_json() << "\n";
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      return Status::Errorf("%s: cannot write the latency profile", path.c_str());
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::Errorf("%s: cannot write the latency profile", path.c_str());
+  }
+  return Status::Ok();
+}
+
+Result<LatencyProfile> LatencyProfile::load(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return Status::Errorf("%s: cannot open the latency profile", path.c_str());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return from_json(ss.str(), path);
+}
+
+}  // namespace sf

@@ -1,0 +1,50 @@
+#include "spec/tree_builder.h"
+
+#include <algorithm>
+
+#include "spec/frontier_tree_builder.h"
+#include "spec/static_tree_builder.h"
+
+namespace sf {
+
+void record_candidates(TokenTree* tree, int32_t parent, const NodeDistribution& dist) {
+  const size_t n = std::min<size_t>(kCandidateSet, dist.probs.size());
+  tree->candidates(parent).assign(dist.probs.begin(), dist.probs.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+void add_top_children(TokenTree* tree, int32_t parent, const NodeDistribution& dist, int width) {
+  const int n = std::min<int>(width, static_cast<int>(dist.probs.size()));
+  for (int i = 0; i < n; ++i) tree->add(dist.probs[i].id, parent, dist.probs[i].p);
+}
+
+void add_sampled_children(TokenTree* tree, int32_t parent, NodeDistribution dist, int width, Sampler& sampler) {
+  for (int i = 0; i < width; ++i) {
+    const int32_t token = sampler.draw(dist.probs);
+    int32_t child = tree->find_child(parent, token);
+    if (child < 0) {
+      float p = 0;
+      for (const auto& tp : dist.probs)
+        if (tp.id == token) p = tp.p;
+      child = tree->add(token, parent, p);
+    }
+    tree->proposals(parent).push_back(child);
+  }
+  tree->draft_dist(parent) = std::move(dist.probs);
+}
+
+std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config) {
+  using M = SpecConfig::Method;
+  const char* name = SpecConfig::method_name(config.method);
+  if (config.method == M::kOptTree || config.method == M::kLever) {
+    FrontierBuilderOptions o;
+    o.objective = config.method == M::kLever ? FrontierBuilderOptions::Objective::kGainPerCost
+                                             : FrontierBuilderOptions::Objective::kNodeBudget;
+    o.node_budget = config.node_budget;
+    o.max_nodes = config.max_tree_nodes;
+    o.max_depth = config.max_tree_depth;
+    return std::make_unique<FrontierTreeBuilder>(o, name);
+  }
+  return std::make_unique<StaticTreeBuilder>(tree_widths(config), name);
+}
+
+}  // namespace sf

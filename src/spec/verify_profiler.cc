@@ -1,0 +1,75 @@
+#include "spec/verify_profiler.h"
+
+#include <algorithm>
+
+#include "base/timer.h"
+
+namespace sf {
+namespace {
+
+ForwardBatch shaped_batch(int rows, ProfileShape shape, int32_t n_past, int32_t token) {
+  ForwardBatch b;
+  b.n_kv = n_past + rows;
+  b.mask.assign(static_cast<size_t>(rows) * b.n_kv, 0);
+  for (int r = 0; r < rows; ++r) {
+    b.tokens.push_back(token);
+    const bool chain = shape == ProfileShape::kChain;
+    b.positions.push_back(n_past + (chain ? r : std::min(r, 1)));
+    b.kv_cells.push_back(n_past + r);
+    uint8_t* m = b.mask.data() + static_cast<size_t>(r) * b.n_kv;
+    for (int32_t c = 0; c < n_past; ++c) m[c] = 1;
+    if (chain) {
+      for (int c = 0; c <= r; ++c) m[n_past + c] = 1;
+    } else {
+      m[n_past] = 1;
+      m[n_past + r] = 1;
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+std::vector<int> profile_row_counts(int max_nodes, int room) {
+  std::vector<int> rows;
+  const int top = std::min(max_nodes + 1, room);
+  for (int r = 1; r < top; r *= 2) rows.push_back(r);
+  if (top >= 1 && (rows.empty() || rows.back() != top)) rows.push_back(top);
+  return rows;
+}
+
+Result<std::vector<ProfilePoint>> measure_verify_profile(ModelRunner& target, const std::vector<int>& rows, int repeats,
+                                                         bool with_star, LatencyProfile* profile) {
+  std::vector<ProfilePoint> points;
+  const int32_t n_past = target.n_past();
+  std::vector<float> logits(static_cast<size_t>(target.hparams().n_vocab));
+  const int32_t token = std::min(1, target.hparams().n_vocab - 1);
+  auto pass = [&](int r, ProfileShape shape) -> Result<double> {
+    Stopwatch timer;
+    SF_RETURN_IF_ERROR(target.forward(shaped_batch(r, shape, n_past, token)));
+    SF_RETURN_IF_ERROR(target.begin_head());
+    target.row_logits(0, logits.data());
+    target.end_head();
+    return timer.elapsed();
+  };
+  if (rows.empty()) return points;
+  SF_RETURN_IF_ERROR(pass(1, ProfileShape::kChain).status());  // warm-up
+  for (int r : rows) {
+    if (n_past + r > target.n_ctx()) break;
+    for (ProfileShape shape : {ProfileShape::kChain, ProfileShape::kStar}) {
+      if (shape == ProfileShape::kStar && (!with_star || r < 3)) continue;
+      std::vector<double> t;
+      for (int i = 0; i < std::max(1, repeats); ++i) {
+        SF_ASSIGN_OR_RETURN(double s, pass(r, shape));
+        t.push_back(s);
+      }
+      std::sort(t.begin(), t.end());
+      const double median = t[t.size() / 2];
+      points.push_back({r, shape, median});
+      if (profile && shape == ProfileShape::kChain) profile->observe_verify(r, n_past, median);
+    }
+  }
+  return points;
+}
+
+}  // namespace sf
