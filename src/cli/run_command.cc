@@ -40,6 +40,16 @@ void print_stats(const GenerationStats& s, const Session& session) {
         sp.draft_tokens ? 100.0 * sp.accepted_draft_tokens / sp.draft_tokens : 0.0, sp.draft_seconds, sp.verify_seconds,
         s.counters.stream.io_stall_seconds, static_cast<unsigned long long>(sp.head_rows),
         static_cast<unsigned long long>(sp.head_rows_saved));
+    std::fprintf(stderr, "tree:             %.1f nodes per cycle (largest %llu), %.1f rows verified per pass",
+                 sp.cycles ? static_cast<double>(sp.draft_tokens) / sp.cycles : 0.0,
+                 static_cast<unsigned long long>(sp.max_tree_nodes),
+                 sp.cycles ? static_cast<double>(sp.rows_verified) / sp.cycles : 0.0);
+    if (const TreePruner* pruner = session.tree_pruner())
+      std::fprintf(stderr, "; pruned at layer %d (%s, theta %.2f): %llu of %llu rows dropped (%.0f%% kept)",
+                   pruner->config().exit_layer, pruner->scorer().name(), static_cast<double>(pruner->config().theta),
+                   static_cast<unsigned long long>(sp.rows_pruned), static_cast<unsigned long long>(sp.rows_verified),
+                   sp.rows_verified ? 100.0 * (sp.rows_verified - sp.rows_pruned) / sp.rows_verified : 100.0);
+    std::fprintf(stderr, "\n");
   }
   const ResidencyPlan& plan = session.plan();
   std::fprintf(stderr, "residency:        %s\n", plan.describe().c_str());
@@ -63,6 +73,23 @@ void print_stats(const GenerationStats& s, const Session& session) {
   }
 }
 
+// One object per speculative cycle: what the tree builder and the pruner did, and the time.
+nlohmann::json cycles_json(const std::vector<CycleStats>& cycles) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const CycleStats& c : cycles)
+    a.push_back({{"tree_nodes", c.tree_nodes},
+                 {"max_depth", c.max_depth},
+                 {"rows_verified", c.rows_verified},
+                 {"rows_pruned", c.rows_pruned},
+                 {"accepted", c.accepted},
+                 {"head_rows", c.head_rows},
+                 {"context", c.context},
+                 {"draft_seconds", c.draft_seconds},
+                 {"verify_seconds", c.verify_seconds},
+                 {"io_stall_seconds", c.io_stall_seconds}});
+  return a;
+}
+
 nlohmann::json stats_json(const GenerationStats& s, const Session& session) {
   const int n_threads = const_cast<Session&>(session).pool().size();
   const SessionCounters& c = s.counters;
@@ -73,6 +100,11 @@ nlohmann::json stats_json(const GenerationStats& s, const Session& session) {
           {"draft_tokens", s.spec.draft_tokens},
           {"accepted_draft_tokens", s.spec.accepted_draft_tokens},
           {"rows_verified", s.spec.rows_verified},
+          {"rows_pruned", s.spec.rows_pruned},
+          {"max_tree_nodes", s.spec.max_tree_nodes},
+          {"verify_io_stall_seconds", s.spec.verify_io_stall_seconds},
+          {"method", spec ? SpecConfig::method_name(session.options().spec.method) : "none"},
+          {"cycles", cycles_json(s.cycles)},
           {"head_rows_saved", s.spec.head_rows_saved},
           {"draft_seconds", s.spec.draft_seconds},
           {"verify_seconds", s.spec.verify_seconds},

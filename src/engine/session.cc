@@ -129,7 +129,7 @@ Status Session::seed_latency_profile() {
   }
   profile->set_key(key);
   const int max_nodes = static_cast<int>(max_tree_size(options_.spec));
-  auto points = measure_verify_profile(*target_, profile_row_counts(max_nodes, target_->n_ctx()), 1, false, profile);
+  auto points = measure_verify_profile(*target_, profile_row_counts(max_nodes, target_->n_ctx()), 3, false, profile);
   return points.status();
 }
 

@@ -85,6 +85,8 @@ class Session {
   TreeBuilder* tree_builder() { return builder_.get(); }
   const TreePruner* tree_pruner() const { return pruner_.get(); }
   ThreadPool& pool() { return pool_; }
+  // The target's runner (forward passes, KV cache), for tools that measure passes directly.
+  ModelRunner& target() { return *target_; }
   double load_seconds() const { return load_seconds_; }
   SessionCounters counters() const;
 

@@ -64,9 +64,14 @@ Status FrontierTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Tok
         const double d_verify = std::max(profile_.verify_seconds(rows + 1, ctx.context) - verify, row_floor);
         const double average = gain / (c_draft + verify);
         // Every candidate left has a lower b and the same verification increment.
-        if (v.b / d_verify <= average) break;  // ends this round: new children may still pass
-        // Expanding pays only if v's best child could pass the same test later.
-        expandable = expandable && rho_ * v.b / (d_verify + draft_row) > average;
+        if (v.b / d_verify <= average) {
+          const bool unmeasured = profile_.verify_samples(rows + 1, ctx.context) < 2;
+          if (!unmeasured || ++stalls_ % kProbeEvery != 0) break;  // ends this round
+          expandable = false;                                      // a probe: one more row, as a leaf
+        } else {
+          // Expanding pays only if v's best child could pass the same test later.
+          expandable = expandable && rho_ * v.b / (d_verify + draft_row) > average;
+        }
       }
       *best = frontier.back();
       frontier.pop_back();

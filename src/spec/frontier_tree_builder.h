@@ -21,6 +21,11 @@
 // node is expandable when its depth allows and, for LEVER, its best possible child could
 // still pass the stopping rule.
 //
+// Exploration: the profile learns online only the shapes that are tried. When the tree
+// stops because the next row looks too expensive and that row count has hardly been
+// measured, every kProbeEvery-th such cycle adds the row anyway, so one unlucky seed
+// measurement cannot keep LEVER from ever growing its trees.
+//
 // Children are deterministic (top candidates, also when sampling), so the verifier treats
 // each as a one-hot draft and any subset can be pruned losslessly (tree_pruner.h).
 // Not thread-safe.
@@ -69,7 +74,9 @@ class FrontierTreeBuilder : public TreeBuilder {
   const char* name_;
   LatencyProfile profile_;
   AcceptanceCalibration calibration_;
+  static constexpr int kProbeEvery = 8;
   double rho_ = 0.8;  // running estimate of max_a c(a|u)
+  int stalls_ = 0;    // cycles stopped by a barely measured row count
   double last_gain_ = 1;
   std::vector<double> reach_;  // b per node of the last tree
 };

@@ -47,6 +47,11 @@ void LatencyProfile::observe_verify(int rows, int context, double seconds) {
   update(c.seconds, c.samples, seconds);
 }
 
+uint32_t LatencyProfile::verify_samples(int rows, int context) const {
+  if (rows < 1 || rows > kMaxRows) return 0;
+  return verify_[context_bucket(context)][rows].samples;
+}
+
 void LatencyProfile::observe_draft(int rows, double seconds) {
   if (rows < 1 || seconds <= 0) return;
   // Split a pass into a fixed part and a per-row part from passes of different sizes:

@@ -55,6 +55,8 @@ class LatencyProfile {
   // Estimated seconds of a verification pass over `rows` rows at `context` committed tokens.
   double verify_seconds(int rows, int context) const;
   void observe_verify(int rows, int context, double seconds);
+  // Measurements behind the estimate at exactly `rows` rows (0: interpolated).
+  uint32_t verify_samples(int rows, int context) const;
 
   double draft_row_seconds() const { return draft_row_seconds_; }
   double draft_pass_seconds() const { return draft_pass_seconds_; }

@@ -54,20 +54,30 @@ Result<std::vector<ProfilePoint>> measure_verify_profile(ModelRunner& target, co
   };
   if (rows.empty()) return points;
   SF_RETURN_IF_ERROR(pass(1, ProfileShape::kChain).status());  // warm-up
+  // Repeats go round-robin over the shapes, so a burst of load elsewhere on the machine
+  // spreads over all of them instead of inflating one (a skewed seed can stop a cost
+  // model from ever trying a shape).
+  struct Shape {
+    int rows;
+    ProfileShape shape;
+    std::vector<double> seconds;
+  };
+  std::vector<Shape> shapes;
   for (int r : rows) {
     if (n_past + r > target.n_ctx()) break;
-    for (ProfileShape shape : {ProfileShape::kChain, ProfileShape::kStar}) {
-      if (shape == ProfileShape::kStar && (!with_star || r < 3)) continue;
-      std::vector<double> t;
-      for (int i = 0; i < std::max(1, repeats); ++i) {
-        SF_ASSIGN_OR_RETURN(double s, pass(r, shape));
-        t.push_back(s);
-      }
-      std::sort(t.begin(), t.end());
-      const double median = t[t.size() / 2];
-      points.push_back({r, shape, median});
-      if (profile && shape == ProfileShape::kChain) profile->observe_verify(r, n_past, median);
+    shapes.push_back({r, ProfileShape::kChain, {}});
+    if (with_star && r >= 3) shapes.push_back({r, ProfileShape::kStar, {}});
+  }
+  for (int i = 0; i < std::max(1, repeats); ++i)
+    for (Shape& sh : shapes) {
+      SF_ASSIGN_OR_RETURN(double s, pass(sh.rows, sh.shape));
+      sh.seconds.push_back(s);
     }
+  for (Shape& sh : shapes) {
+    std::sort(sh.seconds.begin(), sh.seconds.end());
+    const double median = sh.seconds[sh.seconds.size() / 2];
+    points.push_back({sh.rows, sh.shape, median});
+    if (profile && sh.shape == ProfileShape::kChain) profile->observe_verify(sh.rows, n_past, median);
   }
   return points;
 }
