@@ -30,6 +30,7 @@ const Subcommand kSubcommands[] = {
     {"bench", sf::cli::bench_command, "measure decoding speed of methods at memory budgets over dataset prompts"},
     {"distill", sf::cli::distill_command, "train a small draft model distilled from a target's top-K logits"},
     {"synth", sf::cli::synth_command, "write a deterministic random-weight model of any supported shape"},
+    {"profile", sf::cli::profile_command, "measure verification latency per tree size (the profile LEVER uses)"},
 };
 
 void print_usage() {

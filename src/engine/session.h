@@ -85,6 +85,10 @@ class Session {
   TreeBuilder* tree_builder() { return builder_.get(); }
   const TreePruner* tree_pruner() const { return pruner_.get(); }
   ThreadPool& pool() { return pool_; }
+  // The key of this session's latency profile (model, budget, storage rate, threads). The
+  // builder's profile is seeded at creation: loaded from spec.profile_path when that file's
+  // key matches, else measured then.
+  LatencyProfile::Key profile_key() const;
   // The target's runner (forward passes, KV cache), for tools that measure passes directly.
   ModelRunner& target() { return *target_; }
   double load_seconds() const { return load_seconds_; }
@@ -113,9 +117,6 @@ class Session {
   Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options);
   // Decoding loops after prefill; both fill stats and call on_token.
   // Truncates the target cache to the longest common prefix of its tokens and prompt[0, limit).
-  // The key of this session's latency profile, and the profile's seed: loaded from
-  // spec.profile_path when it matches, else measured now.
-  LatencyProfile::Key profile_key() const;
   Status seed_latency_profile();
   size_t reuse_cached_prefix(const std::vector<int32_t>& prompt, size_t limit);
   Status decode_plain(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,

@@ -82,4 +82,37 @@ Result<std::vector<ProfilePoint>> measure_verify_profile(ModelRunner& target, co
   return points;
 }
 
+Result<std::vector<PrunedPassPoint>> measure_pruned_passes(ModelRunner& target, int rows, int tap_layer,
+                                                           const std::vector<int>& kept_counts, int repeats) {
+  std::vector<PrunedPassPoint> out;
+  const int32_t n_past = target.n_past();
+  if (n_past + rows > target.n_ctx()) return Status::Errorf("%d rows do not fit the context", rows);
+  const ForwardBatch batch =
+      shaped_batch(rows, ProfileShape::kChain, n_past, std::min(1, target.hparams().n_vocab - 1));
+  for (int kept : kept_counts) {
+    kept = std::clamp(kept, 1, rows);
+    // The first `kept` rows of a chain: every kept row's ancestors are kept, as in pruning.
+    std::vector<int64_t> keep(static_cast<size_t>(kept));
+    for (int i = 0; i < kept; ++i) keep[i] = i;
+    LayerTap tap;
+    tap.layer = tap_layer;
+    tap.fn = [&](const float*, const std::vector<int64_t>&, std::vector<int64_t>* k) {
+      *k = keep;
+      return Status::Ok();
+    };
+    std::vector<PassTiming> t;
+    SF_RETURN_IF_ERROR(target.forward(batch, &tap));  // warm-up
+    for (int i = 0; i < std::max(1, repeats); ++i) {
+      SF_RETURN_IF_ERROR(target.forward(batch, &tap));
+      t.push_back(target.last_pass());
+    }
+    std::sort(t.begin(), t.end(),
+              [](const PassTiming& a, const PassTiming& b) { return a.after_tap_seconds < b.after_tap_seconds; });
+    const PassTiming& m = t[t.size() / 2];
+    out.push_back({rows, kept, m.before_tap_seconds, m.after_tap_seconds,
+                   m.before_tap_seconds + m.tap_seconds + m.after_tap_seconds});
+  }
+  return out;
+}
+
 }  // namespace sf

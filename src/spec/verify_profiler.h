@@ -30,6 +30,15 @@ struct ProfilePoint {
 Result<std::vector<ProfilePoint>> measure_verify_profile(ModelRunner& target, const std::vector<int>& rows, int repeats,
                                                          bool with_star, LatencyProfile* profile);
 
+// Passes over a chain of `rows` rows that keep only `kept` rows after layer tap_layer, for
+// each kept count: what dropping rows saves in the later layers (median of repeats).
+struct PrunedPassPoint {
+  int rows = 0, kept = 0;
+  double before_tap_seconds = 0, after_tap_seconds = 0, total_seconds = 0;
+};
+Result<std::vector<PrunedPassPoint>> measure_pruned_passes(ModelRunner& target, int rows, int tap_layer,
+                                                           const std::vector<int>& kept_counts, int repeats);
+
 // Row counts worth measuring for trees of up to max_nodes nodes: 1, 2, 4, ... and max+1.
 std::vector<int> profile_row_counts(int max_nodes, int n_ctx_room);
 

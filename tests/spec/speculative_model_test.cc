@@ -16,6 +16,7 @@
 #include "engine/session.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "spec/exit_scorer.h"
 #include "test_paths.h"
 
 namespace sf {
@@ -291,6 +292,48 @@ INSTANTIATE_TEST_SUITE_P(
                       StochasticCase{"opt_tree", M::kOptTree, 4, {}, false, 0.05},
                       StochasticCase{"lever_pruned_streamed0_emulated", M::kLever, 4, {}, true, 0.05}),
     [](const auto& info) { return std::string(info.param.name); });
+
+TEST(SpeculativeErrors, BadLeverSettingsAreClearErrors) {
+  SessionOptions o;
+  o.model_path = test::shared_path(kTarget);
+  o.spec.method = SpecConfig::Method::kLever;
+  o.spec.draft_model_path = test::source_path("models/stories260K-draft.gguf");
+  o.spec.prune.enabled = true;
+  for (int bad : {0, 5, 99}) {  // stories260K has 5 layers: the exit must be after 1..4
+    o.spec.prune.exit_layer = bad;
+    auto s = Session::create(o);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.status().message().find("--lever-exit-layer"), std::string::npos) << s.status().message();
+    EXPECT_NE(s.status().message().find("5 layers"), std::string::npos) << s.status().message();
+  }
+  o.spec.prune.exit_layer = 2;
+  for (float bad : {-0.1f, 1.5f}) {
+    o.spec.prune.theta = bad;
+    auto s = Session::create(o);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.status().message().find("--lever-theta"), std::string::npos) << s.status().message();
+  }
+  o.spec.prune.theta = 0.1f;
+  // A predictor written for another model (a quantised copy has other embeddings).
+  const std::string other = quantized_draft("Q8_0");
+  auto other_model = Model::load(other);
+  ASSERT_TRUE(other_model.ok());
+  const ModelHParams& hp = (*other_model)->hparams();
+  const std::string predictor = test::scratch_dir("lever_predictor") + "/other.gguf";
+  ASSERT_TRUE(LinearPredictorScorer::save(predictor, **other_model, 2, std::vector<float>(hp.n_embd, 1.0f),
+                                          std::vector<float>(static_cast<size_t>(hp.n_vocab) * hp.n_embd, 0.0f))
+                  .ok());
+  o.spec.prune.predictor_path = predictor;
+  auto s = Session::create(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("another model"), std::string::npos) << s.status().message();
+  o.spec.prune.predictor_path = test::shared_path(kTarget);  // a GGUF, but no predictor
+  s = Session::create(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("not a specflash predictor"), std::string::npos) << s.status().message();
+  o.spec.prune.predictor_path = "/nonexistent/predictor.gguf";
+  EXPECT_FALSE(Session::create(o).ok());
+}
 
 TEST(SpeculativeErrors, BadDraftsAndSizesAreClearErrors) {
   SessionOptions o;
