@@ -1,5 +1,6 @@
 #include "cli/session_flags.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -31,6 +32,24 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
       ->check(CLI::IsMember({"none", "chain", "tree"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
+
+  // llama.cpp spellings of the same settings (-md is rewritten to --model-draft before
+  // parsing, see llama_compat.h), kept apart so the table above stays specflash's own.
+  app.add_option("--model-draft", draft_path, "llama.cpp's name for --draft (also -md)")->group("llama.cpp names");
+  app.add_option("--draft-max", draft_len, "llama.cpp's name for --draft-len")->group("llama.cpp names");
+  app.add_option("--draft-min", draft_min,
+                 "llama.cpp's minimum draft length: accepted and checked (<= --draft-max); specflash always drafts "
+                 "--draft-len tokens per cycle")
+      ->check(CLI::Range(0, 1 << 10))
+      ->group("llama.cpp names");
+  gpu_only.add_to(app);
+}
+
+void SessionFlags::print_notes() const {
+  gpu_only.note_ignored();
+  if (draft_min > 0)
+    std::fprintf(stderr, "note: --draft-min %d is accepted for llama.cpp compatibility; every cycle drafts %d tokens\n",
+                 draft_min, draft_len);
 }
 
 Result<SessionOptions> SessionFlags::to_options() const {
@@ -63,6 +82,8 @@ Result<SessionOptions> SessionFlags::to_options() const {
     }
     if (!o.spec.tree_widths.empty() && o.spec.method != SpecConfig::Method::kTree)
       return Status::Error("--tree-widths applies to --spec tree only");
+    if (draft_min > draft_len)
+      return Status::Errorf("--draft-min %d is larger than --draft-max/--draft-len %d", draft_min, draft_len);
     SF_RETURN_IF_ERROR(validate_spec_config(o.spec));
   }
   return o;

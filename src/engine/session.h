@@ -35,6 +35,9 @@ struct SessionOptions {
   int stream_buffers = 2;
   DirectReaderOptions io;
   SpecConfig spec;  // speculative decoding (default: plain autoregressive)
+  // Optional: called after each chunk of an evaluate() longer than max_batch (a long
+  // prompt's prefill) with the rows done and the rows in all, for progress displays.
+  std::function<void(int64_t done, int64_t total)> prefill_progress;
 };
 
 // Counters of everything the session did since creation (or reset_counters()).
