@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "base/timer.h"
 #include "cli/session_flags.h"
@@ -12,8 +13,9 @@
 namespace sf::cli {
 namespace {
 
-// Files this large take about a second or more to read and plan on the machines we have.
-constexpr uintmax_t kAnnounceLoadBytes = 256ull << 20;
+// Files this large can take a second or more to read, plan and drop from the page cache
+// (a cold disk, a streamed model's planning reads); smaller ones load in a blink.
+constexpr uintmax_t kAnnounceLoadBytes = 64ull << 20;
 // A forward pass slower than this gets a warning before generation starts.
 constexpr double kSlowPassSeconds = 5.0;
 
@@ -29,18 +31,29 @@ Result<std::unique_ptr<Session>> create_session_with_progress(SessionOptions opt
                  tty ? "" : "\n");
     std::fflush(stderr);
   }
-  if (!options.prefill_progress)
-    options.prefill_progress = [tty](int64_t done, int64_t total) {
-      // On a terminal the line rewrites itself; into a file, one line per quarter.
-      if (tty) {
-        std::fprintf(stderr, "\r\033[Kprefill: %lld/%lld prompt tokens%s", static_cast<long long>(done),
-                     static_cast<long long>(total), done == total ? "\r\033[K" : "");
-      } else if (done == total || (done * 4 / total) != ((done - 1) * 4 / total)) {
-        std::fprintf(stderr, "prefill: %lld/%lld prompt tokens\n", static_cast<long long>(done),
-                     static_cast<long long>(total));
+  if (!options.prefill_progress) {
+    // Silent for prefills that finish within a second; then one line per second (a
+    // terminal's line rewrites itself) and a last line when done.
+    struct State {
+      Stopwatch since_start, since_line;
+      bool shown = false;
+    };
+    auto state = std::make_shared<State>();
+    options.prefill_progress = [tty, state](int64_t done, int64_t total) {
+      if (done == 0) {
+        *state = State();
+        return;
       }
+      const bool last = done == total;
+      if (state->since_start.elapsed() < 1.0 || (!last && state->shown && state->since_line.elapsed() < 1.0)) return;
+      state->shown = true;
+      state->since_line.reset();
+      std::fprintf(stderr, "%sprefill: %lld/%lld prompt tokens, %.1f s%s", tty ? "\r\033[K" : "",
+                   static_cast<long long>(done), static_cast<long long>(total), state->since_start.elapsed(),
+                   tty && !last ? "" : "\n");
       std::fflush(stderr);
     };
+  }
   Stopwatch timer;
   auto session = Session::create(options);
   if (announce && session.ok()) std::fprintf(stderr, "%sloaded in %.1f s\n", tty ? " " : "", timer.elapsed());

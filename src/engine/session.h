@@ -35,8 +35,8 @@ struct SessionOptions {
   int stream_buffers = 2;
   DirectReaderOptions io;
   SpecConfig spec;  // speculative decoding (default: plain autoregressive)
-  // Optional: called after each chunk of an evaluate() longer than max_batch (a long
-  // prompt's prefill) with the rows done and the rows in all, for progress displays.
+  // Optional: for an evaluate() longer than max_batch (a long prompt's prefill), called
+  // with (0, total) before the first chunk and (rows done, total) after each chunk.
   std::function<void(int64_t done, int64_t total)> prefill_progress;
 };
 
