@@ -41,10 +41,9 @@ std::vector<int32_t> windows_of(const std::vector<std::vector<int32_t>>& stories
 
 }  // namespace
 
-// progress: one stderr line per second of work (the teacher pass over a big corpus with a
-// large target takes minutes), labelled with `what`.
+// The progress lines matter: the teacher pass over a big corpus with a large target takes minutes.
 Status compute_teacher_signal(Session& target, const std::vector<int32_t>& windows, int seq_len, int k,
-                              TeacherData* out, bool progress = false, const char* what = "") {
+                              TeacherData* out, bool progress, const char* what) {
   const auto started = std::chrono::steady_clock::now();
   auto last_line = started;
   out->seq_len = seq_len;
