@@ -102,6 +102,8 @@ int run_chat_command(int argc, char** argv) {
       }());
   app.add_option("--system,--system-prompt", system_prompt, "system message that starts the conversation (also -sys)");
   gen.add_to(app, "most tokens per reply");
+  app.get_option("--stats")->description("print each reply's timing, speculative and streaming statistics to stderr");
+  app.get_option("--stats-json")->description("write the last reply's statistics as one JSON object to this file");
   app.add_flag("-v,--verbose", verbose, "log progress to stderr");
   int code = 0;
   if (!cli::parse_args(app, argc, argv, &code)) return code;

@@ -76,11 +76,13 @@ Status check_model_output_path(const std::string& out, const std::vector<std::st
 }
 
 namespace {
-// Written once before the handlers are installed; read only by the handler.
-char g_staging_path[4096];
+// Filled before the handlers are installed; read only by the handler.
+constexpr int kMaxStagingFiles = 4;
+char g_staging_paths[kMaxStagingFiles][4096];
+int g_n_staging = 0;
 
 void remove_staging_and_die(int sig) {
-  unlink(g_staging_path);  // async-signal-safe
+  for (int i = 0; i < g_n_staging; ++i) unlink(g_staging_paths[i]);  // async-signal-safe
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -88,8 +90,9 @@ void remove_staging_and_die(int sig) {
 
 void remove_staging_file_on_signal(const std::string& out) {
   const std::string tmp = out + ".tmp";
-  if (tmp.size() >= sizeof(g_staging_path)) return;
-  std::memcpy(g_staging_path, tmp.c_str(), tmp.size() + 1);
+  if (tmp.size() >= sizeof(g_staging_paths[0]) || g_n_staging == kMaxStagingFiles) return;
+  std::memcpy(g_staging_paths[g_n_staging], tmp.c_str(), tmp.size() + 1);
+  ++g_n_staging;
   struct sigaction sa {};
   sa.sa_handler = remove_staging_and_die;
   sigemptyset(&sa.sa_mask);

@@ -32,6 +32,7 @@ Status check_model_output_path(const std::string& out, const std::vector<std::st
 
 // Until the process exits, SIGINT, SIGTERM and SIGHUP remove OUT.tmp (the writers' staging
 // file) before the process dies of the signal, so an interrupted run leaves nothing behind.
+// Up to four files (a model and a training checkpoint); call once per file.
 void remove_staging_file_on_signal(const std::string& out);
 
 }  // namespace sf::cli

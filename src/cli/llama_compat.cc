@@ -67,6 +67,9 @@ Result<std::vector<std::string>> normalize_llama_args(const CLI::App& app, int a
         out.push_back(std::move(a));
         continue;
       }
+      if (word == "-cnv" || word == "-i" || word == "-if")
+        return Status::Errorf(
+            "unknown option '%s': for a conversation use 'specflash chat' (see 'specflash chat --help')", word.c_str());
       return Status::Errorf("unknown option '%s' (long options take two dashes; see '%s --help')", word.c_str(),
                             app.get_name().c_str());
     }

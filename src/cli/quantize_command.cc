@@ -46,12 +46,13 @@ int quantize_command(int argc, char** argv) {
 
   const auto target = parse_quant_target(type_name_arg);
   if (!target)
-    return fail("unknown quantization type '" + type_name_arg + "' (supported: " + supported_quant_target_list() + ")");
+    return usage_error("unknown quantization type '" + type_name_arg +
+                       "' (supported: " + supported_quant_target_list() + ")");
   options.mix = target->mix;
   auto out_override = parse_override(output_type, "--output-type");
-  if (!out_override.ok()) return fail(out_override.status());
+  if (!out_override.ok()) return usage_error(out_override.status());
   auto embd_override = parse_override(token_embd_type, "--token-embd-type");
-  if (!embd_override.ok()) return fail(embd_override.status());
+  if (!embd_override.ok()) return usage_error(embd_override.status());
   options.output_type = *out_override;
   options.token_embd_type = *embd_override;
   options.show_progress = !quiet;

@@ -41,7 +41,8 @@ int synth_command(int argc, char** argv) {
   if (!parse_args(app, argc, argv, &code)) return code;
 
   const auto target = parse_quant_target(type);
-  if (!target) return fail("unknown weight type '" + type + "' (supported: " + supported_quant_target_list() + ")");
+  if (!target)
+    return usage_error("unknown weight type '" + type + "' (supported: " + supported_quant_target_list() + ")");
   o.type = *target;
   o.show_progress = !quiet;
   if (Status st = check_model_output_path(o.output_path, {o.vocab_from}); !st.ok()) return fail(st);

@@ -75,6 +75,7 @@ TEST(LlamaFlags, ModelDraftAndDraftMaxDriveSpeculation) {
 TEST(LlamaFlags, UnknownSingleDashWordsNameThemselves) {
   expect_usage_error(greedy({"-ngx", "5"}), "unknown option '-ngx'");
   expect_usage_error(greedy({"-nfoo"}), "unknown option '-nfoo'");
+  expect_usage_error(greedy({"-cnv"}), "for a conversation use 'specflash chat'");
   // A prompt that looks like a flag is a value, not an option.
   EXPECT_EQ(greedy({"-n", "2"}, "-ngl is a flag").exit_code, 0);
 }
