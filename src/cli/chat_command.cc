@@ -113,6 +113,7 @@ int run_chat_command(int argc, char** argv) {
 
   auto options = session_flags.to_options();
   if (!options.ok()) return cli::usage_error(options.status());
+  options->cancel = &g_stop_reply;  // Ctrl-C also stops a long prefill between chunks
   session_flags.print_notes();
   auto session = cli::create_session_with_progress(*options);
   if (!session.ok()) return cli::fail(session.status());
@@ -182,6 +183,12 @@ int run_chat_command(int argc, char** argv) {
       std::fflush(stdout);
       return write_status.ok() && !stop.stopped() && !g_stop_reply.load();
     });
+    if (!result.ok() && result.status().message() == SessionOptions::kCancelledMessage) {
+      g_stop_reply.store(false);
+      messages.pop_back();
+      std::fprintf(stderr, "(stopped before the reply began; the message was not sent)\n");
+      continue;
+    }
     if (write_status.ok()) write_status = cli::write_checked(stdout, stop.flush() + "\n", "stdout");
     if (write_status.ok()) write_status = cli::finish_stdout();
     if (!result.ok()) return cli::fail(result.status());

@@ -126,6 +126,7 @@ Status Session::evaluate(const std::vector<int32_t>& tokens, bool all_rows, std:
   if (logits) logits->resize(static_cast<size_t>(all_rows ? n : 1) * hp.n_vocab);
   if (options_.prefill_progress && n > options_.max_batch) options_.prefill_progress(0, n);
   for (int64_t begin = 0; begin < n; begin += options_.max_batch) {
+    if (options_.cancel != nullptr && options_.cancel->load()) return Status::Error(SessionOptions::kCancelledMessage);
     const int64_t end = std::min<int64_t>(n, begin + options_.max_batch);
     SF_RETURN_IF_ERROR(target_->forward_causal(std::vector<int32_t>(tokens.begin() + begin, tokens.begin() + end)));
     if (options_.prefill_progress && n > options_.max_batch) options_.prefill_progress(end, n);

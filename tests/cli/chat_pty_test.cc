@@ -185,5 +185,34 @@ TEST(ChatPiped, SharesRunsSessionFlags) {
   EXPECT_EQ(plain.out, r.out);
 }
 
+TEST(ChatPiped, CtrlCDuringALongPrefillStopsIt) {
+  const std::string dir = sf::test::per_test_scratch_dir();
+  std::string message;
+  for (int i = 0; i < 100; ++i) message += "Once upon a time there was a dog. ";
+  std::ofstream(dir + "/in.txt") << message << "\n";
+  const std::string err = dir + "/err.txt";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int in = open((dir + "/in.txt").c_str(), O_RDONLY);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(in, 0);
+    dup2(null, 1);
+    dup2(e, 2);
+    // Four 256-token chunks, each a pass over every layer at an emulated 1 MB/s.
+    execl(sf::test::binary_path("specflash").c_str(), "specflash", "chat", "-m", stories().c_str(), "-c", "2048",
+          "--mem-budget", "0%", "--io-bandwidth", "1M", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  usleep(1500 * 1000);
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const std::string text = sf::test::read_file(err);
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << text;
+  EXPECT_NE(text.find("(stopped before the reply began; the message was not sent)"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace sf
