@@ -5,8 +5,6 @@
 #include <cstring>
 #include <map>
 
-#include "cli/cli_common.h"
-
 namespace sf::cli {
 namespace {
 
@@ -79,30 +77,6 @@ Result<std::vector<std::string>> normalize_llama_args(const CLI::App& app, int a
     out.push_back(std::move(a));
   }
   return out;
-}
-
-bool parse_args(CLI::App& app, int argc, char** argv, int* exit_code) {
-  auto args = normalize_llama_args(app, argc, argv);
-  if (!args.ok()) {
-    *exit_code = usage_error(args.status());
-    return false;
-  }
-  try {
-    // CLI11 takes the arguments in reverse order.
-    std::vector<std::string> reversed(args->rbegin(), args->rend());
-    app.parse(reversed);
-    return true;
-  } catch (const CLI::CallForHelp&) {
-    std::printf("%s", app.help().c_str());
-    *exit_code = 0;
-  } catch (const CLI::CallForAllHelp&) {
-    std::printf("%s", app.help("", CLI::AppFormatMode::All).c_str());
-    *exit_code = 0;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "error: %s (see '%s --help')\n", e.what(), app.get_name().c_str());
-    *exit_code = 2;
-  }
-  return false;
 }
 
 void GpuOnlyFlags::add_to(CLI::App& app) {

@@ -168,6 +168,10 @@ TEST(HelpAndVersion, VersionNamesCommitBuildTypeAndSimd) {
   EXPECT_EQ(r.out.find("commit: unknown"), std::string::npos) << r.out;  // built from this git checkout
   EXPECT_NE(r.out.find("build type: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("SIMD targets"), std::string::npos) << r.out;
+  // Each command answers --version too.
+  const CommandResult sub = run({"run", "--version"});
+  EXPECT_EQ(sub.exit_code, 0) << sub.err;
+  EXPECT_EQ(sub.out, r.out);
 }
 
 TEST(ExitCodes, UsageErrorsAreTwoOtherErrorsOne) {
