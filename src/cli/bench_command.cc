@@ -142,6 +142,7 @@ int bench_command(int argc, char** argv) {
   if (!parse_args(app, argc, argv, &code)) return code;
 
   if (Status s = finish_config(session_flags, flags, config); !s.ok()) return usage_error(s);
+  session_flags.print_notes();
   // The shared options without budget and drafting, which each run sets for itself.
   SessionFlags base_flags = session_flags;
   base_flags.mem_budget.clear();
