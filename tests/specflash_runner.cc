@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -22,10 +23,26 @@ std::string read_file(const std::string& path) {
 }
 
 CommandResult run_specflash(const std::vector<std::string>& args, const std::string& scratch_directory) {
+  return run_specflash_io(args, scratch_directory, "/dev/null");
+}
+
+CommandResult run_specflash_io(const std::vector<std::string>& args, const std::string& scratch_directory,
+                               const std::string& stdin_path, const std::string& stdout_target) {
   std::string cmd = shell_quote(binary_path("specflash"));
   for (const auto& a : args) cmd += " " + shell_quote(a);
-  const std::string out = scratch_directory + "/stdout.txt", err = scratch_directory + "/stderr.txt";
-  cmd += " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
+  const std::string out = scratch_directory + "/stdout.txt", err = scratch_directory + "/stderr.txt",
+                    code = scratch_directory + "/exit_code.txt";
+  cmd += " 2>" + shell_quote(err) + " <" + shell_quote(stdin_path);
+  if (stdout_target.empty()) {
+    cmd += " >" + shell_quote(out);
+  } else if (stdout_target[0] == '|') {
+    // A pipeline's status is its last command's: keep specflash's from PIPESTATUS.
+    cmd = "bash -c " +
+          shell_quote(cmd + " " + stdout_target + " >/dev/null; echo ${PIPESTATUS[0]} >" + shell_quote(code));
+  } else {
+    cmd += " >" + shell_quote(stdout_target);
+  }
+  std::remove(code.c_str());
   const int status = std::system(cmd.c_str());
   CommandResult r;
   if (WIFEXITED(status)) {
@@ -33,7 +50,8 @@ CommandResult run_specflash(const std::vector<std::string>& args, const std::str
   } else if (WIFSIGNALED(status)) {
     r.exit_code = 128 + WTERMSIG(status);
   }
-  r.out = read_file(out);
+  if (!stdout_target.empty() && stdout_target[0] == '|') r.exit_code = std::atoi(read_file(code).c_str());
+  if (stdout_target.empty()) r.out = read_file(out);
   r.err = read_file(err);
   return r;
 }

@@ -15,6 +15,11 @@ struct CommandResult {
 // `specflash args...`; output files are written into scratch_directory.
 CommandResult run_specflash(const std::vector<std::string>& args, const std::string& scratch_directory);
 
+// The same with stdin read from stdin_path and, when stdout_target is not empty, stdout
+// sent there instead of captured (e.g. "/dev/full"; or "|head -c1" for a pipe closed early).
+CommandResult run_specflash_io(const std::vector<std::string>& args, const std::string& scratch_directory,
+                               const std::string& stdin_path, const std::string& stdout_target = "");
+
 std::string shell_quote(const std::string& s);
 std::string read_file(const std::string& path);
 

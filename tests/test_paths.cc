@@ -22,7 +22,16 @@ void remove_scratch_dirs() {
 }
 }  // namespace
 
-std::string shared_path(const std::string& rel) { return std::string(SPECFLASH_SHARED_DIR) + "/" + rel; }
+namespace {
+// The environment variable lets a run pretend the data is elsewhere (or absent).
+std::string shared_root() {
+  const char* env = std::getenv("SPECFLASH_SHARED_DIR");
+  return env != nullptr && *env != 0 ? env : SPECFLASH_SHARED_DIR;
+}
+}  // namespace
+
+std::string shared_path(const std::string& rel) { return shared_root() + "/" + rel; }
+bool shared_available() { return std::filesystem::is_directory(shared_root()); }
 std::string source_path(const std::string& rel) { return std::string(SPECFLASH_SOURCE_DIR) + "/" + rel; }
 std::string binary_path(const std::string& rel) { return std::string(SPECFLASH_BINARY_DIR) + "/" + rel; }
 

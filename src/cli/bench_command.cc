@@ -20,12 +20,6 @@ namespace {
 
 using bench::BenchConfig;
 
-// Exit code 2: the user asked for something impossible before anything ran.
-int usage_error(const Status& status) {
-  std::fprintf(stderr, "error: %s\n", status.message().c_str());
-  return 2;
-}
-
 struct BenchFlags {
   std::string methods, budgets, json_path;
   std::vector<std::string> datasets = {"spec_bench:16"};
@@ -143,6 +137,7 @@ int bench_command(int argc, char** argv) {
       "Measure decoding speed of plain and speculative methods at memory budgets over dataset prompts. "
       "Markdown table to stdout, progress to stderr.",
       "specflash bench"};
+  show_defaults_in_help(app);
   SessionFlags session_flags;
   BenchConfig config;
   config.sampling.temperature = 0;
@@ -154,6 +149,7 @@ int bench_command(int argc, char** argv) {
   if (!parse_args(app, argc, argv, &code)) return code;
 
   if (Status s = finish_config(session_flags, flags, config); !s.ok()) return usage_error(s);
+  session_flags.print_notes();
   // The shared options without budget and drafting, which each run sets for itself.
   SessionFlags base_flags = session_flags;
   base_flags.mem_budget.clear();
@@ -195,7 +191,8 @@ int bench_command(int argc, char** argv) {
     const auto json = bench::json_report(context, config, *result, rows, category_rows);
     // Replace, not throw, on invalid UTF-8: a prompt file may hold any bytes.
     json_out << json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-    if (!json_out) return fail(flags.json_path + ": write failed");
+    json_out.close();  // the data reaches the disk (or fails to) here, not at the <<
+    if (!json_out) return fail(flags.json_path + ": write failed (disk full?)");
   }
   return 0;
 }

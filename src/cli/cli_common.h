@@ -1,4 +1,5 @@
 // Helpers shared by the subcommands: error reporting and CLI11 parsing conventions.
+// Exit codes (the README promises them): 0 success, 1 runtime error, 2 usage error.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,23 +17,22 @@ inline int fail(const Status& status) {
 }
 inline int fail(const std::string& message) { return fail(Status::Error(message)); }
 
-// Parses argv with CLI11; on --help prints help and returns 0 through *exit_code; on a
-// usage error prints one line plus a pointer to --help and returns 2.
-inline bool parse_args(CLI::App& app, int argc, char** argv, int* exit_code) {
-  try {
-    app.parse(argc, argv);
-    return true;
-  } catch (const CLI::CallForHelp&) {
-    std::printf("%s", app.help().c_str());
-    *exit_code = 0;
-  } catch (const CLI::CallForAllHelp&) {
-    std::printf("%s", app.help("", CLI::AppFormatMode::All).c_str());
-    *exit_code = 0;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "error: %s (see '%s --help')\n", e.what(), app.get_name().c_str());
-    *exit_code = 2;
-  }
-  return false;
+// The same for a request that cannot be satisfied as given (bad flag values, conflicting
+// flags): exit code 2, like a parse error.
+inline int usage_error(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  return 2;
 }
+inline int usage_error(const std::string& message) { return usage_error(Status::Error(message)); }
+
+// A CLI11 app whose help shows every option's default: options added later capture the
+// value of the variable they bind, so help and behaviour cannot drift apart.
+inline void show_defaults_in_help(CLI::App& app) { app.option_defaults()->always_capture_default(); }
+
+// Parses argv with CLI11; on --help prints help and returns 0 through *exit_code; on a
+// usage error prints one line plus a pointer to --help and returns 2. Before CLI11 sees
+// them, llama.cpp's multi-letter short options are translated and any other single-dash
+// word is refused by name (llama_compat.h), so "-ngl 99" is never read as "-n gl".
+bool parse_args(CLI::App& app, int argc, char** argv, int* exit_code);
 
 }  // namespace sf::cli

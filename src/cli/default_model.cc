@@ -4,12 +4,17 @@
 
 namespace sf::cli {
 std::string default_model_path() {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::filesystem::path rel = "models/stories260K.gguf";
+  const auto exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path rel = "models/stories260K.gguf";
   if (!ec) {
+    // Installed (cmake --install): PREFIX/bin/specflash and PREFIX/share/specflash/.
+    const fs::path installed = exe.parent_path().parent_path() / "share/specflash/stories260K.gguf";
+    if (fs::exists(installed, ec)) return installed.string();
+    // A build tree: models/ in the source folder above the binary.
     for (auto dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
-      if (std::filesystem::exists(dir / rel)) return (dir / rel).string();
+      if (fs::exists(dir / rel, ec)) return (dir / rel).string();
   }
   return rel.string();
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/checked_output.h"
 #include "cli/cli_common.h"
 #include "train/distill.h"
 
@@ -15,6 +16,7 @@ int distill_command(int argc, char** argv) {
       "Train a small Llama-architecture draft that shares the target's vocabulary, distilled from the\n"
       "target's top-K logits (computed once with the engine's forward pass). Writes a normal GGUF.",
       "specflash distill"};
+  show_defaults_in_help(app);
   train::DistillOptions o;
   std::string loss = "rkl";
   bool quiet = false;
@@ -52,8 +54,11 @@ int distill_command(int argc, char** argv) {
   o.train.loss = loss == "kl" ? train::DistillLoss::kFullKl : train::DistillLoss::kReducedKl;
   o.train.progress = !quiet;
   if (o.data.empty() && o.sample_tokens <= 0)
-    return fail("distill: give training text with --data and/or --sample-tokens");
+    return usage_error("distill: give training text with --data and/or --sample-tokens");
 
+  if (Status st = check_model_output_path(o.out_path, {o.target_path}); !st.ok()) return fail(st);
+  remove_staging_file_on_signal(o.out_path);
+  if (!o.train.checkpoint.empty()) remove_staging_file_on_signal(o.train.checkpoint);
   auto r = train::run_distill(o);
   if (!r.ok()) return fail(r.status());
   const train::DistillReport& rep = r.value();

@@ -2,11 +2,14 @@
 // position, full last-position logits, greedy continuation), so any model can be compared
 // with llama.cpp's outputs.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "bench/datasets.h"
+#include "cli/checked_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/session_flags.h"
@@ -53,6 +56,7 @@ int dump_command(int argc, char** argv) {
       "Write llama.cpp-comparable JSONL: per prompt, its tokens, top-k logits at every position, the full "
       "last-position logits and a greedy continuation.",
       "specflash dump"};
+  show_defaults_in_help(app);
   SessionFlags session_flags;
   std::string prompts_path, out_path;
   int n_gen = 32, k = 8;
@@ -67,14 +71,22 @@ int dump_command(int argc, char** argv) {
   std::ifstream prompts(prompts_path);
   if (!prompts) return fail(prompts_path + ": cannot open prompt file");
   auto options = session_flags.to_options();
-  if (!options.ok()) return fail(options.status());
-  auto session = Session::create(*options);
+  if (!options.ok()) return usage_error(options.status());
+  session_flags.print_notes();
+  auto session = create_session_with_progress(*options);
   if (!session.ok()) return fail(session.status());
   Session& s = **session;
   const int n_vocab = s.model().hparams().n_vocab;
 
   FILE* out = stdout;
-  if (!out_path.empty() && !(out = std::fopen(out_path.c_str(), "w"))) return fail(out_path + ": cannot write");
+  if (!out_path.empty() && !(out = std::fopen(out_path.c_str(), "w")))
+    return fail(out_path + ": cannot write: " + std::strerror(errno));
+  const std::string out_name = out_path.empty() ? "stdout" : out_path;
+  // Closes the output on every return; the checked close is the success path's.
+  auto close_out = [&] {
+    if (out != stdout && out != nullptr) std::fclose(out);
+    out = nullptr;
+  };
   std::string line;
   int index = 0;
   while (std::getline(prompts, line)) {
@@ -114,11 +126,14 @@ int dump_command(int argc, char** argv) {
     nlohmann::json record = {{"prompt", prompt},           {"tokens", *tokens}, {"topk", topk},
                              {"last_logits", last_logits}, {"greedy", greedy},  {"greedy_text", sanitize_utf8(text)}};
     const std::string serialized = record.dump();
-    std::fprintf(out, "%s\n", serialized.c_str());
+    if (Status st = write_checked(out, serialized + "\n", out_name); !st.ok()) {
+      close_out();
+      return fail(st);
+    }
     std::fprintf(stderr, "dump: prompt %d done (%zu tokens, %d generated)\n", index, tokens->size(), n_gen);
   }
-  if (out != stdout) std::fclose(out);
-  return 0;
+  const Status st = out == stdout ? finish_stdout() : close_checked(out, out_path);
+  return st.ok() ? 0 : fail(st);
 }
 
 }  // namespace sf::cli

@@ -1,35 +1,78 @@
-// specflash info: architecture, sizes, weight types and metadata of a GGUF file.
+// specflash info: architecture, sizes, weight types and metadata of a GGUF file, as text or
+// (--json) as one JSON object for scripts.
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 
+#include "cli/checked_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "gguf/gguf_file.h"
 #include "model/hparams.h"
 
 namespace sf::cli {
+namespace {
 
-int info_command(int argc, char** argv) {
-  CLI::App app{"Print a GGUF file's architecture, hyper-parameters, weight types and metadata.", "specflash info"};
-  std::string path;
-  bool list_tensors = false;
-  app.add_option("model", path, "GGUF file")->required();
-  app.add_flag("--tensors", list_tensors, "list every tensor with its type, shape and offset");
-  int code = 0;
-  if (!parse_args(app, argc, argv, &code)) return code;
+nlohmann::ordered_json info_json(const std::string& path, const gguf::GgufFile& f, const Result<ModelHParams>& hp,
+                                 bool list_tensors) {
+  nlohmann::ordered_json j = {
+      {"file", path}, {"gguf_version", f.version()}, {"size_bytes", f.file_size()}, {"architecture", f.architecture()}};
+  if (hp.ok()) {
+    const ModelHParams& h = hp.value();
+    j["runnable"] = true;
+    j["hparams"] = {{"n_vocab", h.n_vocab},
+                    {"n_layer", h.n_layer},
+                    {"n_embd", h.n_embd},
+                    {"n_head", h.n_head},
+                    {"n_head_kv", h.n_head_kv},
+                    {"head_dim", h.head_dim},
+                    {"n_ff", h.n_ff},
+                    {"n_ctx_train", h.n_ctx_train},
+                    {"rope_neox", h.rope_mode == RopeMode::kNeox},
+                    {"rope_freq_base", h.rope_freq_base},
+                    {"n_rot", h.n_rot},
+                    {"rope_freq_scale", h.rope_freq_scale},
+                    {"rms_eps", h.rms_eps},
+                    {"tied_output", h.tied_output}};
+  } else {
+    j["runnable"] = false;
+    j["not_runnable_reason"] = hp.status().message();
+  }
+  nlohmann::ordered_json types = nlohmann::ordered_json::object();
+  uint64_t total = 0, params = 0;
+  for (const auto& t : f.tensors()) {
+    auto& e = types[type_name(t.type)];
+    if (e.is_null()) e = {{"tensors", 0}, {"bytes", 0}};
+    e["tensors"] = e["tensors"].get<int>() + 1;
+    e["bytes"] = e["bytes"].get<uint64_t>() + t.n_bytes;
+    total += t.n_bytes;
+    params += static_cast<uint64_t>(t.n_elements());
+  }
+  j["n_tensors"] = f.tensors().size();
+  j["n_params"] = params;
+  j["weight_bytes"] = total;
+  j["types"] = types;
+  nlohmann::ordered_json meta = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : f.metadata()) meta[key] = value.to_display_string();
+  j["metadata"] = meta;
+  if (list_tensors) {
+    nlohmann::ordered_json ts = nlohmann::ordered_json::array();
+    for (const auto& t : f.tensors())
+      ts.push_back({{"name", t.name}, {"type", type_name(t.type)}, {"dims", t.dims}, {"offset", t.file_offset}});
+    j["tensors"] = ts;
+  }
+  return j;
+}
 
-  auto file = gguf::GgufFile::open(path);
-  if (!file.ok()) return fail(file.status());
-  const gguf::GgufFile& f = *file;
-
+void print_info_text(const std::string& path, const gguf::GgufFile& f, const Result<ModelHParams>& hp,
+                     bool list_tensors) {
   std::printf("file:          %s\n", path.c_str());
   std::printf("GGUF version:  %u\n", f.version());
   std::printf("size:          %.2f MiB\n", f.file_size() / 1048576.0);
   std::printf("architecture:  %s\n",
               f.architecture().empty() ? "(none: vocabulary-only file?)" : f.architecture().c_str());
-  auto hp = read_hparams(f);
   if (hp.ok()) {
-    const ModelHParams& h = *hp;
+    const ModelHParams& h = hp.value();
     std::printf("vocabulary:    %d tokens\n", h.n_vocab);
     std::printf("layers:        %d\n", h.n_layer);
     std::printf("embedding:     %d\n", h.n_embd);
@@ -71,7 +114,41 @@ int info_command(int argc, char** argv) {
                   static_cast<unsigned long long>(t.file_offset));
     }
   }
-  return 0;
+}
+
+}  // namespace
+
+int info_command(int argc, char** argv) {
+  CLI::App app{"Print a GGUF file's architecture, hyper-parameters, weight types and metadata.", "specflash info"};
+  show_defaults_in_help(app);
+  std::string path, model_flag;
+  bool list_tensors = false, json = false;
+  auto* positional = app.add_option("model", path, "GGUF file (or -m FILE, like the other commands)");
+  auto* m = app.add_option("-m,--model", model_flag, "GGUF file");
+  m->excludes(positional);
+  app.add_flag("--tensors", list_tensors, "list every tensor with its type, shape and offset");
+  app.add_flag("--json", json, "print one JSON object instead of text");
+  int code = 0;
+  if (!parse_args(app, argc, argv, &code)) return code;
+  if (!model_flag.empty()) path = model_flag;
+  if (path.empty())
+    return usage_error("give the GGUF file: specflash info -m MODEL.gguf (see 'specflash info --help')");
+
+  auto file = gguf::GgufFile::open(path);
+  if (!file.ok()) return fail(file.status());
+  const auto hp = read_hparams(*file);
+  if (json) {
+    const Status st = write_checked(
+        stdout,
+        info_json(path, *file, hp, list_tensors).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+            "\n",
+        "stdout");
+    if (!st.ok()) return fail(st);
+  } else {
+    print_info_text(path, *file, hp, list_tensors);
+  }
+  const Status st = finish_stdout();
+  return st.ok() ? 0 : fail(st);
 }
 
 }  // namespace sf::cli

@@ -1,14 +1,18 @@
 // specflash: the command-line front end. Dispatches to one subcommand per file.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "cli/bench_command.h"
 #include "cli/chat_command.h"
+#include "cli/checked_output.h"
+#include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/distill_command.h"
 #include "cli/pack_command.h"
 #include "cli/tokenize_command.h"
+#include "cli/version.h"
 
 namespace {
 
@@ -36,7 +40,9 @@ const Subcommand kSubcommands[] = {
 void print_usage() {
   std::printf("usage: specflash <command> [options]\n\ncommands:\n");
   for (const auto& c : kSubcommands) std::printf("  %-10s %s\n", c.name, c.summary);
-  std::printf("\n'specflash <command> --help' shows a command's options.\n");
+  std::printf(
+      "\n'specflash <command> --help' shows a command's options; 'specflash --version' the build.\n"
+      "Exit codes: 0 success, 1 error, 2 usage error (unknown command or option, bad value).\n");
 }
 
 }  // namespace
@@ -46,8 +52,21 @@ int main(int argc, char** argv) {
     print_usage();
     return argc < 2 ? 2 : 0;
   }
+  if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version")) {
+    std::printf("%s", sf::cli::version_text().c_str());
+    const sf::Status st = sf::cli::finish_stdout();
+    return st.ok() ? 0 : sf::cli::fail(st);
+  }
+  // A closed pipe is a write error to report (exit 1), not a silent death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   for (const auto& c : kSubcommands)
-    if (!std::strcmp(argv[1], c.name)) return c.fn(argc - 1, argv + 1);
+    if (!std::strcmp(argv[1], c.name)) {
+      const int code = c.fn(argc - 1, argv + 1);
+      // Every command's stdout is checked once more at the end: buffered output that
+      // could not be written (full disk, closed pipe) turns a success into an error.
+      if (const sf::Status st = sf::cli::finish_stdout(); !st.ok() && code == 0) return sf::cli::fail(st);
+      return code;
+    }
   std::fprintf(stderr, "error: unknown command '%s' (run 'specflash --help' for the list)\n", argv[1]);
   return 2;
 }

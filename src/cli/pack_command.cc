@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "cli/checked_output.h"
 #include "cli/cli_common.h"
 #include "convert/model_packer.h"
 
@@ -14,6 +15,7 @@ int pack_command(int argc, char** argv) {
       "streamer read a layer with one direct read. Metadata (except general.alignment) and tensor\n"
       "bytes are copied unchanged. OUT may equal IN.",
       "specflash pack"};
+  show_defaults_in_help(app);
   std::string in, out;
   bool quiet = false;
   app.add_option("input", in, "input GGUF model")->required();
@@ -24,6 +26,9 @@ int pack_command(int argc, char** argv) {
 
   PackOptions options;
   options.show_progress = !quiet;
+  // OUT may equal IN: the packer stages OUT.tmp and renames it over IN at the end.
+  if (Status st = check_model_output_path(out, {in}, /*allow_same_as_input=*/true); !st.ok()) return fail(st);
+  remove_staging_file_on_signal(out);
   const Status st = pack_model(in, out, options);
   return st.ok() ? 0 : fail(st);
 }

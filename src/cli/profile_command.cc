@@ -13,13 +13,6 @@
 #include "spec/verify_profiler.h"
 
 namespace sf::cli {
-namespace {
-int usage_error(const Status& status) {
-  std::fprintf(stderr, "error: %s (see 'specflash profile --help')\n", status.message().c_str());
-  return 2;
-}
-}  // namespace
-
 int profile_command(int argc, char** argv) {
   CLI::App app{
       "Measure verification passes (1..max rows) of a model at a memory budget and storage rate, and\n"

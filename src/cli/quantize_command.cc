@@ -2,6 +2,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/checked_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "convert/model_quantizer.h"
@@ -27,6 +28,7 @@ int quantize_command(int argc, char** argv) {
       "per-tensor types follow llama-quantize (Q6_K LM head, more bits for some attn_v/ffn_down\n"
       "layers in the K-quant mixes).",
       "specflash quantize"};
+  show_defaults_in_help(app);
   std::string in, out, type_name_arg, output_type, token_embd_type;
   QuantizeOptions options;
   bool quiet = false;
@@ -44,15 +46,18 @@ int quantize_command(int argc, char** argv) {
 
   const auto target = parse_quant_target(type_name_arg);
   if (!target)
-    return fail("unknown quantization type '" + type_name_arg + "' (supported: " + supported_quant_target_list() + ")");
+    return usage_error("unknown quantization type '" + type_name_arg +
+                       "' (supported: " + supported_quant_target_list() + ")");
   options.mix = target->mix;
   auto out_override = parse_override(output_type, "--output-type");
-  if (!out_override.ok()) return fail(out_override.status());
+  if (!out_override.ok()) return usage_error(out_override.status());
   auto embd_override = parse_override(token_embd_type, "--token-embd-type");
-  if (!embd_override.ok()) return fail(embd_override.status());
+  if (!embd_override.ok()) return usage_error(embd_override.status());
   options.output_type = *out_override;
   options.token_embd_type = *embd_override;
   options.show_progress = !quiet;
+  if (Status st = check_model_output_path(out, {in}); !st.ok()) return fail(st);
+  remove_staging_file_on_signal(out);
 
   const Status st = quantize_model(in, out, target->type, options);
   return st.ok() ? 0 : fail(st);

@@ -1,5 +1,6 @@
 #include "cli/session_flags.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -44,6 +45,24 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_flag("--lever-no-prune", lever_no_prune, "lever: gain/cost trees without early-exit pruning");
   app.add_option("--latency-profile", latency_profile,
                  "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
+
+  // llama.cpp spellings of the same settings (-md is rewritten to --model-draft before
+  // parsing, see llama_compat.h), kept apart so the table above stays specflash's own.
+  app.add_option("--model-draft", draft_path, "llama.cpp's name for --draft (also -md)")->group("llama.cpp names");
+  app.add_option("--draft-max", draft_len, "llama.cpp's name for --draft-len")->group("llama.cpp names");
+  app.add_option("--draft-min", draft_min,
+                 "llama.cpp's minimum draft length: accepted and checked (<= --draft-max); specflash always drafts "
+                 "--draft-len tokens per cycle")
+      ->check(CLI::Range(0, 1 << 10))
+      ->group("llama.cpp names");
+  gpu_only.add_to(app);
+}
+
+void SessionFlags::print_notes() const {
+  gpu_only.note_ignored();
+  if (draft_min > 0)
+    std::fprintf(stderr, "note: --draft-min %d is accepted for llama.cpp compatibility; every cycle drafts %d tokens\n",
+                 draft_min, draft_len);
 }
 
 Result<SessionOptions> SessionFlags::to_options() const {
@@ -59,6 +78,8 @@ Result<SessionOptions> SessionFlags::to_options() const {
   if (io_backend == "io_uring") o.io.backend = DirectReaderOptions::Backend::kIoUring;
   if (io_backend == "pread") o.io.backend = DirectReaderOptions::Backend::kPread;
   if (!draft_path.empty() || spec != "none") {
+    if (draft_min > draft_len)
+      return Status::Errorf("--draft-min %d is larger than --draft-max/--draft-len %d", draft_min, draft_len);
     SF_ASSIGN_OR_RETURN(o.spec, spec_config());
   }
   return o;

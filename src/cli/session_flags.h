@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "cli/llama_compat.h"
 #include "engine/session.h"
 
 namespace sf::cli {
@@ -34,9 +35,22 @@ struct SessionFlags {
   // The speculative settings these flags give (method from --spec; validated).
   Result<SpecConfig> spec_config() const;
 
+  // llama.cpp spellings (issue 16): -md/--model-draft, --draft-max, --draft-min, and the
+  // GPU-only options, accepted with a note.
+  int draft_min = 0;
+  GpuOnlyFlags gpu_only;
+
   // model_required: -m must be given (else defaults to the embedded model).
   void add_to(CLI::App& app, bool model_required);
+  // Errors are usage errors (exit 2): the flags ask for something impossible.
   Result<SessionOptions> to_options() const;
+  // One "note:" line per accepted-but-ignored llama.cpp option; call after parsing.
+  void print_notes() const;
 };
+
+// Session::create with what a user waits for on stderr: a line before loading a model big
+// enough to take a while, prefill progress for long prompts, and a warning when an
+// --io-bandwidth is so low that one forward pass takes longer than a few seconds.
+Result<std::unique_ptr<Session>> create_session_with_progress(SessionOptions options);
 
 }  // namespace sf::cli

@@ -1,6 +1,7 @@
 // specflash synth: write a deterministic random-weight model of any supported shape.
 #include <string>
 
+#include "cli/checked_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "convert/model_synthesizer.h"
@@ -13,6 +14,7 @@ int synth_command(int argc, char** argv) {
       "Write a random-weight model (deterministic in --seed) in a real architecture and size, with the\n"
       "vocabulary of an existing GGUF, for benchmarks that need no download.",
       "specflash synth"};
+  show_defaults_in_help(app);
   SynthOptions o;
   std::string type = "F16";
   bool quiet = false;
@@ -39,9 +41,12 @@ int synth_command(int argc, char** argv) {
   if (!parse_args(app, argc, argv, &code)) return code;
 
   const auto target = parse_quant_target(type);
-  if (!target) return fail("unknown weight type '" + type + "' (supported: " + supported_quant_target_list() + ")");
+  if (!target)
+    return usage_error("unknown weight type '" + type + "' (supported: " + supported_quant_target_list() + ")");
   o.type = *target;
   o.show_progress = !quiet;
+  if (Status st = check_model_output_path(o.output_path, {o.vocab_from}); !st.ok()) return fail(st);
+  remove_staging_file_on_signal(o.output_path);
   const Status st = synthesize_model(o);
   return st.ok() ? 0 : fail(st);
 }

@@ -17,6 +17,7 @@ namespace sf {
 
 int run_tokenize_command(int argc, char** argv) {
   CLI::App app{"Print the token ids and pieces of a text, one 'id -> 'piece'' line per token.", "specflash tokenize"};
+  cli::show_defaults_in_help(app);
   std::string model_path = cli::default_model_path();
   std::string text, file;
   bool ids_only = false, no_bos = false, parse_special = false;

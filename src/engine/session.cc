@@ -6,11 +6,33 @@
 #include "base/log.h"
 #include "base/memory_usage.h"
 #include "base/timer.h"
+#include "gguf/gguf_file.h"
 #include "kv/kv_cache.h"
 #include "model/transformer.h"
 #include "spec/verify_profiler.h"
 
 namespace sf {
+namespace {
+
+// After the drafter refused a draft for its vocabulary: which token differs, so the user
+// can tell a different tokenizer from, say, one added special token. Empty if unreadable.
+std::string describe_vocabulary_difference(const std::string& draft_path, const Tokenizer& target) {
+  auto file = gguf::GgufFile::open(draft_path);
+  if (!file.ok()) return "";
+  auto draft = Tokenizer::from_gguf(*file);
+  if (!draft.ok()) return "";
+  const int32_t n = std::min(draft->n_vocab(), target.n_vocab());
+  for (int32_t id = 0; id < n; ++id)
+    if (draft->token_text(id) != target.token_text(id))
+      return "first difference at token " + std::to_string(id) + ": the target has '" + target.token_text(id) +
+             "', the draft '" + draft->token_text(id) + "'";
+  if (draft->n_vocab() != target.n_vocab())
+    return "the first " + std::to_string(n) + " tokens agree; the " + (draft->n_vocab() > n ? "draft" : "target") +
+           " has " + std::to_string(std::max(draft->n_vocab(), target.n_vocab()) - n) + " more";
+  return "every token's text agrees; the token types (normal/control/byte) or the embedding rows differ";
+}
+
+}  // namespace
 
 Session::Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options)
     : options_(options), model_(std::move(model)), tokenizer_(std::move(tokenizer)), pool_(options.n_threads) {}
@@ -47,8 +69,12 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
             "--lever-exit-layer %d is outside the model: %s has %d layers, so the exit must be after layer 1..%d",
             exit_layer, options.model_path.c_str(), hp.n_layer, hp.n_layer - 1);
     }
-    SF_ASSIGN_OR_RETURN(std::unique_ptr<DraftModelDrafter> draft,
-                        DraftModelDrafter::create(spec.draft_model_path, *s.tokenizer_, hp.n_vocab, s.pool_, n_ctx));
+    auto created = DraftModelDrafter::create(spec.draft_model_path, *s.tokenizer_, hp.n_vocab, s.pool_, n_ctx);
+    if (!created.ok() && created.status().message().find("vocabulary") != std::string::npos) {
+      const std::string detail = describe_vocabulary_difference(spec.draft_model_path, *s.tokenizer_);
+      if (!detail.empty()) return Status::Error(created.status().message() + " (" + detail + ")");
+    }
+    SF_ASSIGN_OR_RETURN(std::unique_ptr<DraftModelDrafter> draft, std::move(created));
     const ModelHParams& dhp = draft->model().hparams();
     draft_bytes = draft->resident_bytes() + KvCache::bytes_for(dhp.n_layer, n_ctx, dhp.kv_dim()) +
                   Transformer::scratch_bytes(dhp, options.max_batch);
@@ -154,9 +180,12 @@ Status Session::evaluate(const std::vector<int32_t>& tokens, bool all_rows, std:
     return Status::Errorf("sequence of %lld tokens does not fit the context of %d tokens (use --ctx-size)",
                           static_cast<long long>(target_->n_past() + n), target_->n_ctx());
   if (logits) logits->resize(static_cast<size_t>(all_rows ? n : 1) * hp.n_vocab);
+  if (options_.prefill_progress && n > options_.max_batch) options_.prefill_progress(0, n);
   for (int64_t begin = 0; begin < n; begin += options_.max_batch) {
+    if (options_.cancel != nullptr && options_.cancel->load()) return Status::Error(SessionOptions::kCancelledMessage);
     const int64_t end = std::min<int64_t>(n, begin + options_.max_batch);
     SF_RETURN_IF_ERROR(target_->forward_causal(std::vector<int32_t>(tokens.begin() + begin, tokens.begin() + end)));
+    if (options_.prefill_progress && n > options_.max_batch) options_.prefill_progress(end, n);
     if (!logits) continue;
     if (all_rows) {
       SF_RETURN_IF_ERROR(target_->logits_all(logits->data() + begin * hp.n_vocab));

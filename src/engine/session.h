@@ -5,6 +5,7 @@
 // Not thread-safe: one request at a time per Session.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,6 +37,14 @@ struct SessionOptions {
   int stream_buffers = 2;
   DirectReaderOptions io;
   SpecConfig spec;  // speculative decoding (default: plain autoregressive)
+  // Optional: for an evaluate() longer than max_batch (a long prompt's prefill), called
+  // with (0, total) before the first chunk and (rows done, total) after each chunk.
+  std::function<void(int64_t done, int64_t total)> prefill_progress;
+  // Optional: when it becomes true, a long evaluate() stops between chunks with an error
+  // whose message is kCancelledMessage (chat's Ctrl-C during a long prefill). The tokens
+  // evaluated so far stay cached and are reused by the next generate().
+  const std::atomic<bool>* cancel = nullptr;
+  static constexpr const char* kCancelledMessage = "cancelled";
 };
 
 // Counters of everything the session did since creation (or reset_counters()).

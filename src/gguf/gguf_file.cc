@@ -7,9 +7,67 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <string>
 
 namespace sf::gguf {
 namespace {
+
+// ggml's names for the type ids specflash cannot compute with, so an error says "IQ4_NL"
+// instead of a bare number (ids from ggml.h's enum ggml_type; gaps are retired ids).
+const char* unsupported_type_name(uint32_t id) {
+  switch (id) {
+    case 4:
+      return "Q4_2 (retired)";
+    case 5:
+      return "Q4_3 (retired)";
+    case 9:
+      return "Q8_1";
+    case 15:
+      return "Q8_K";
+    case 16:
+      return "IQ2_XXS";
+    case 17:
+      return "IQ2_XS";
+    case 18:
+      return "IQ3_XXS";
+    case 19:
+      return "IQ1_S";
+    case 20:
+      return "IQ4_NL";
+    case 21:
+      return "IQ3_S";
+    case 22:
+      return "IQ2_S";
+    case 23:
+      return "IQ4_XS";
+    case 24:
+      return "I8";
+    case 25:
+      return "I16";
+    case 26:
+      return "I32";
+    case 27:
+      return "I64";
+    case 28:
+      return "F64";
+    case 29:
+      return "IQ1_M";
+    case 31:
+      return "Q4_0_4_4 (retired)";
+    case 32:
+      return "Q4_0_4_8 (retired)";
+    case 33:
+      return "Q4_0_8_8 (retired)";
+    case 34:
+      return "TQ1_0";
+    case 35:
+      return "TQ2_0";
+    case 39:
+      return "MXFP4";
+    default:
+      return nullptr;
+  }
+}
 
 // Limits that reject corrupt counts before they become huge allocations.
 constexpr uint64_t kMaxDims = 4;
@@ -267,11 +325,15 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
     uint32_t type_raw = 0;
     SF_RETURN_IF_ERROR(r.read_pod(&type_raw, "tensor type"));
     const TypeInfo* info = find_type_info(type_raw);
-    if (info == nullptr)
+    if (info == nullptr) {
+      const char* known = unsupported_type_name(type_raw);
+      const std::string type = known != nullptr ? std::string(known) + " (ggml type " + std::to_string(type_raw) + ")"
+                                                : std::to_string(type_raw) + " (not a ggml type either)";
       return Status::Errorf(
-          "%s: tensor '%s' has weight type %u, which specflash does not support "
-          "(supported: F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K..Q6_K)",
-          path.c_str(), t.name.c_str(), type_raw);
+          "%s: tensor '%s' has weight type %s, which specflash does not support "
+          "(supported: F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K..Q6_K; convert with llama-quantize, e.g. to Q4_K_M)",
+          path.c_str(), t.name.c_str(), type.c_str());
+    }
     t.type = info->type;
     SF_RETURN_IF_ERROR(r.read_pod(&t.relative_offset, "tensor offset"));
     if (t.dims[0] % info->block_size != 0)

@@ -161,7 +161,11 @@ Status GgufWriter::write(const std::string& path) const {
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) return Status::Errorf("%s: cannot rename from %s: %s", path.c_str(), tmp.c_str(), ec.message().c_str());
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);  // a failed write leaves nothing behind
+    return Status::Errorf("%s: cannot rename from %s: %s", path.c_str(), tmp.c_str(), ec.message().c_str());
+  }
   return Status::Ok();
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace sf {
 
@@ -26,13 +26,20 @@ std::vector<TokenProb> Sampler::distribution(const float* logits, int n_vocab,
 
   std::vector<TokenProb> c(static_cast<size_t>(n_vocab));
   for (int32_t i = 0; i < n_vocab; ++i) c[i] = {i, logits[i]};
-  if (params_.repeat_penalty != 1.0f && !history.empty()) {
-    const size_t start =
-        history.size() > static_cast<size_t>(params_.repeat_last_n) ? history.size() - params_.repeat_last_n : 0;
-    std::unordered_set<int32_t> seen(history.begin() + start, history.end());
-    for (int32_t id : seen)
-      if (id >= 0 && id < n_vocab)
-        c[id].p = c[id].p > 0 ? c[id].p / params_.repeat_penalty : c[id].p * params_.repeat_penalty;
+  const bool penalize =
+      params_.repeat_penalty != 1.0f || params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f;
+  if (penalize && !history.empty()) {
+    // A negative window (llama.cpp's -1) is the whole history.
+    const size_t window = params_.repeat_last_n < 0 ? history.size() : static_cast<size_t>(params_.repeat_last_n);
+    const size_t start = history.size() > window ? history.size() - window : 0;
+    std::unordered_map<int32_t, int> seen;
+    for (size_t i = start; i < history.size(); ++i) ++seen[history[i]];
+    for (const auto& [id, count] : seen) {
+      if (id < 0 || id >= n_vocab) continue;
+      float& logit = c[id].p;
+      logit = logit > 0 ? logit / params_.repeat_penalty : logit * params_.repeat_penalty;
+      logit -= params_.presence_penalty + params_.frequency_penalty * static_cast<float>(count);
+    }
   }
   auto by_logit = [](const TokenProb& a, const TokenProb& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); };
   if (params_.top_k > 0 && params_.top_k < n_vocab) {

@@ -1,4 +1,5 @@
-// Token sampling: logit processors (temperature, top-k, top-p, min-p, repetition penalty)
+// Token sampling: logit processors (temperature, top-k, top-p, min-p, repetition, presence
+// and frequency penalties over the last repeat_last_n tokens, as llama.cpp applies them)
 // and a seeded RNG whose stream is fully specified (same seed, same tokens on every
 // platform). temperature <= 0 means greedy: argmax, ties to the lowest id (llama.cpp's
 // convention and the reference dumps').
@@ -16,11 +17,13 @@ namespace sf {
 
 struct SamplingParams {
   float temperature = 0.8f;
-  int top_k = 40;               // <= 0: disabled
-  float top_p = 0.95f;          // >= 1: disabled
-  float min_p = 0.05f;          // <= 0: disabled
-  float repeat_penalty = 1.0f;  // 1: disabled
-  int repeat_last_n = 64;
+  int top_k = 40;                  // <= 0: disabled
+  float top_p = 0.95f;             // >= 1: disabled
+  float min_p = 0.05f;             // <= 0: disabled
+  float repeat_penalty = 1.0f;     // 1: disabled
+  int repeat_last_n = 64;          // window of the penalties: 0 = off, < 0 = the whole history
+  float presence_penalty = 0.0f;   // subtracted once from the logit of every token in the window
+  float frequency_penalty = 0.0f;  // subtracted per occurrence in the window
   uint64_t seed = 0;
   bool greedy() const { return temperature <= 0.0f; }
 };

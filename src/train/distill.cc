@@ -41,8 +41,11 @@ std::vector<int32_t> windows_of(const std::vector<std::vector<int32_t>>& stories
 
 }  // namespace
 
+// The progress lines matter: the teacher pass over a big corpus with a large target takes minutes.
 Status compute_teacher_signal(Session& target, const std::vector<int32_t>& windows, int seq_len, int k,
-                              TeacherData* out) {
+                              TeacherData* out, bool progress, const char* what) {
+  const auto started = std::chrono::steady_clock::now();
+  auto last_line = started;
   out->seq_len = seq_len;
   out->k = k;
   out->tokens = windows;
@@ -57,6 +60,13 @@ Status compute_teacher_signal(Session& target, const std::vector<int32_t>& windo
     target.reset();
     std::vector<int32_t> toks(windows.begin() + w * seq_len, windows.begin() + (w + 1) * seq_len);
     SF_RETURN_IF_ERROR(target.evaluate(toks, true, &logits));
+    const auto now = std::chrono::steady_clock::now();
+    if (progress && now - last_line >= std::chrono::seconds(1)) {
+      last_line = now;
+      std::fprintf(stderr, "distill: teacher pass (%s): %lld/%lld windows, %.0f s\n", what,
+                   static_cast<long long>(w + 1), static_cast<long long>(n_win),
+                   std::chrono::duration<double>(now - started).count());
+    }
     for (int i = 0; i < seq_len; ++i) {
       const float* row = logits.data() + static_cast<size_t>(i) * V;
       for (int v = 0; v < V; ++v) order[v] = v;
@@ -184,8 +194,10 @@ Result<DistillReport> run_distill(const DistillOptions& o) {
 
   const double t0 = now_s();
   TeacherData train_data, held_data;
-  SF_RETURN_IF_ERROR(compute_teacher_signal(*target, train_win, o.seq_len, o.top_k, &train_data));
-  SF_RETURN_IF_ERROR(compute_teacher_signal(*target, held_win, o.seq_len, o.top_k, &held_data));
+  SF_RETURN_IF_ERROR(
+      compute_teacher_signal(*target, train_win, o.seq_len, o.top_k, &train_data, o.train.progress, "train"));
+  SF_RETURN_IF_ERROR(
+      compute_teacher_signal(*target, held_win, o.seq_len, o.top_k, &held_data, o.train.progress, "held-out"));
   report.teacher_seconds = now_s() - t0;
   report.train_windows = train_data.n_windows();
   report.heldout_windows = held_data.n_windows();

@@ -53,8 +53,10 @@ Status save_checkpoint(const std::string& path, const CheckpointHeader& h, const
        {&params, const_cast<const std::vector<float>*>(&opt.m()), const_cast<const std::vector<float>*>(&opt.v())})
     ok = ok && std::fwrite(v->data(), sizeof(float), v->size(), f) == v->size();
   ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0)
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());  // a failed write leaves nothing behind
     return Status::Errorf("%s: writing the checkpoint failed", path.c_str());
+  }
   return Status::Ok();
 }
 

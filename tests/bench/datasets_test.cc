@@ -44,6 +44,7 @@ struct Expected {
 class DatasetFileTest : public testing::TestWithParam<Expected> {};
 
 TEST_P(DatasetFileTest, LoadsEveryPromptWithUniqueIdsAndText) {
+  SF_SKIP_WITHOUT_SHARED();
   const Expected& e = GetParam();
   const std::vector<Prompt> prompts = load(e.name);
   ASSERT_EQ(prompts.size(), e.count);
@@ -66,6 +67,7 @@ INSTANTIATE_TEST_SUITE_P(SharedDatasets, DatasetFileTest,
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Datasets, SpecBenchCategories) {
+  SF_SKIP_WITHOUT_SHARED();
   const auto counts = category_counts(load("spec_bench"));
   EXPECT_EQ(counts.size(), 13u);  // 8 MT-Bench categories of 10 + 5 of 80
   for (const char* c : {"translation", "summarization", "qa", "math_reasoning", "rag"}) EXPECT_EQ(counts.at(c), 80);
@@ -73,6 +75,7 @@ TEST(Datasets, SpecBenchCategories) {
 }
 
 TEST(Datasets, MtBenchUsesTheFirstTurn) {
+  SF_SKIP_WITHOUT_SHARED();
   const auto prompts = load("mt_bench");
   EXPECT_EQ(category_counts(prompts).size(), 8u);
   EXPECT_EQ(prompts.front().text.rfind("Compose an engaging travel blog post", 0), 0u);
@@ -80,6 +83,7 @@ TEST(Datasets, MtBenchUsesTheFirstTurn) {
 }
 
 TEST(Datasets, TinyStoriesPromptIsTheFirstSentence) {
+  SF_SKIP_WITHOUT_SHARED();
   const auto prompts = load("tinystories");
   // The file starts with the tail of a cut-off story; that fragment is skipped.
   EXPECT_EQ(prompts.front().text, "Once upon a time, in a warm and sunny place, there was a big pit.");
@@ -97,6 +101,7 @@ TEST(Datasets, TinyStoriesKeepsALeadingCompleteStory) {
 }
 
 TEST(Datasets, HumanEvalIsReadThroughGzip) {
+  SF_SKIP_WITHOUT_SHARED();
   const auto prompts = load("human_eval");
   EXPECT_NE(prompts.front().text.find("def has_close_elements"), std::string::npos);
 }
@@ -140,6 +145,7 @@ TEST(DatasetSpecs, Errors) {
 }
 
 TEST(Selection, StratifiedRoundRobinOverCategories) {
+  SF_SKIP_WITHOUT_SHARED();
   const auto all = load("spec_bench");
   auto r = select_prompts(all, {"spec_bench", "", 16});
   ASSERT_TRUE(r.ok());
@@ -152,6 +158,7 @@ TEST(Selection, StratifiedRoundRobinOverCategories) {
 }
 
 TEST(Selection, CategoryFilterTakesTheFirstN) {
+  SF_SKIP_WITHOUT_SHARED();
   const auto all = load("spec_bench");
   auto r = select_prompts(all, {"spec_bench", "qa", 8});
   ASSERT_TRUE(r.ok());
@@ -163,6 +170,7 @@ TEST(Selection, CategoryFilterTakesTheFirstN) {
 }
 
 TEST(Selection, UnknownCategoryListsTheKnownOnes) {
+  SF_SKIP_WITHOUT_SHARED();
   auto r = select_prompts(load("spec_bench"), {"spec_bench", "poetry", 4});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("no category 'poetry'"), std::string::npos) << r.status().message();
@@ -170,6 +178,7 @@ TEST(Selection, UnknownCategoryListsTheKnownOnes) {
 }
 
 TEST(Selection, CountLargerThanTheDatasetTakesAll) {
+  SF_SKIP_WITHOUT_SHARED();
   auto r = select_prompts(load("tinystories"), {"tinystories", "", 1000});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->size(), 99u);

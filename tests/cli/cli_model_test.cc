@@ -94,7 +94,8 @@ TEST(CliErrors, UnknownArchitecture) {
   ASSERT_TRUE(w.write(path).ok());
   expect_one_line_error(run({"run", "-m", path, "-p", "hello"}),
                         "unsupported architecture 'gpt-j-unknown' (supported: llama, qwen2, qwen3)");
-  expect_one_line_error(run({"quantize", path, scratch() + "/never.gguf", "Q4_X"}), "unknown quantization type 'Q4_X'");
+  expect_one_line_error(run({"quantize", path, scratch() + "/never.gguf", "Q4_X"}), "unknown quantization type 'Q4_X'",
+                        2);
 }
 
 TEST(CliErrors, UnknownTensorWeightType) {
@@ -125,7 +126,7 @@ TEST(CliErrors, UnknownCommandAndBadFlag) {
 TEST(CliErrors, QuantizeAndSynthInputs) {
   const std::string out = scratch() + "/never.gguf";
   expect_one_line_error(run({"quantize", scratch() + "/missing.gguf", out, "Q8_0"}), "missing.gguf: cannot open");
-  expect_one_line_error(run({"quantize", stories(), out, "q8_k"}), "unknown quantization type 'q8_k'");
+  expect_one_line_error(run({"quantize", stories(), out, "q8_k"}), "unknown quantization type 'q8_k'", 2);
   // Every synth flag once; each case replaces some of them.
   auto synth = [&](std::map<std::string, std::string> changes) {
     std::map<std::string, std::string> flags = {
@@ -141,7 +142,7 @@ TEST(CliErrors, QuantizeAndSynthInputs) {
   expect_one_line_error(synth({{"--heads", "0"}}), "head count (--heads) must be positive");
   expect_one_line_error(synth({{"--layers", "0"}}), "layer count (--layers) must be positive");
   expect_one_line_error(synth({{"--arch", "mamba"}}), "unsupported architecture 'mamba'");
-  expect_one_line_error(synth({{"--type", "Q9_9"}}), "unknown weight type 'Q9_9'");
+  expect_one_line_error(synth({{"--type", "Q9_9"}}), "unknown weight type 'Q9_9'", 2);
   expect_one_line_error(synth({{"--vocab-from", scratch() + "/no-vocab.gguf"}}), "no-vocab.gguf: cannot open");
   expect_one_line_error(synth({{"--embd", "abc"}}), "--embd", 2);
   EXPECT_FALSE(std::filesystem::exists(out));

@@ -55,6 +55,7 @@ struct StoriesCase {
 class QuantizeStories : public testing::TestWithParam<StoriesCase> {};
 
 TEST_P(QuantizeStories, TypesShapesMetadataAndValues) {
+  SF_SKIP_WITHOUT_SHARED();
   const StoriesCase& c = GetParam();
   const std::string in = sf::test::shared_path("models/stories260K.gguf");
   const std::string out = sf::test::per_test_scratch_dir() + "/out.gguf";
@@ -133,6 +134,7 @@ struct ReferenceCase {
 class QuantizeLikeLlamaCpp : public testing::TestWithParam<ReferenceCase> {};
 
 TEST_P(QuantizeLikeLlamaCpp, SameTypesAndValues) {
+  SF_SKIP_WITHOUT_SHARED();
   const ReferenceCase& c = GetParam();
   const std::string in = sf::test::shared_path("reference/models/synth-llama-tok512.gguf");
   const std::string out = sf::test::per_test_scratch_dir() + "/out.gguf";
@@ -175,6 +177,7 @@ INSTANTIATE_TEST_SUITE_P(Types, QuantizeLikeLlamaCpp,
                          });
 
 TEST(Quantize, RequantisingKeepsSameTypeTensorsBitExact) {
+  SF_SKIP_WITHOUT_SHARED();
   // Q8_0 -> Q8_0 copies every matrix; the result equals the input's tensor bytes.
   const std::string in = sf::test::shared_path("reference/models/synth-llama-tok512-Q8_0.gguf");
   const std::string out = sf::test::per_test_scratch_dir() + "/out.gguf";
@@ -187,6 +190,7 @@ TEST(Quantize, RequantisingKeepsSameTypeTensorsBitExact) {
 }
 
 TEST(Quantize, ThreadCountDoesNotChangeBytes) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string in = sf::test::shared_path("models/stories260K.gguf");
   const std::string dir = sf::test::per_test_scratch_dir();
   QuantizeOptions one = quiet_options(), three = quiet_options();
@@ -203,6 +207,7 @@ TEST(Quantize, ThreadCountDoesNotChangeBytes) {
 }
 
 TEST(Quantize, Errors) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
   const Status missing = quantize_model(dir + "/nope.gguf", dir + "/out.gguf", GgmlType::Q4_0, quiet_options());
   ASSERT_FALSE(missing.ok());

@@ -41,6 +41,7 @@ SynthOptions small_options(const std::string& arch, const std::string& out) {
 }
 
 TEST(Synthesize, SameSeedSameBytesAnyThreadCount) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
   SynthOptions a = small_options("llama", dir + "/a.gguf");
   a.type = *parse_quant_target("Q8_0");
@@ -75,6 +76,7 @@ struct ArchCase {
 class SynthesizeArch : public testing::TestWithParam<ArchCase> {};
 
 TEST_P(SynthesizeArch, ShapesAndMetadataReadBack) {
+  SF_SKIP_WITHOUT_SHARED();
   const ArchCase& c = GetParam();
   const std::string dir = sf::test::per_test_scratch_dir();
   SynthOptions o = small_options(c.arch, dir + "/m.gguf");
@@ -147,6 +149,7 @@ INSTANTIATE_TEST_SUITE_P(Archs, SynthesizeArch,
                          });
 
 TEST(Synthesize, WeightStatisticsAndQuantisedTypes) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
   SynthOptions o = small_options("llama", dir + "/m.gguf");
   o.n_embd = 256;
@@ -191,6 +194,7 @@ TEST(Synthesize, WeightStatisticsAndQuantisedTypes) {
 }
 
 TEST(Synthesize, SpecsFollowTheArchitecture) {
+  SF_SKIP_WITHOUT_SHARED();
   SynthOptions o = small_options("qwen2", "unused.gguf");
   const auto specs = synth_tensor_specs(o, 100);
   ASSERT_EQ(specs.size(), 2 + 1 + 2 * 12u);
@@ -209,6 +213,7 @@ void expect_rejected(const SynthOptions& o, const std::string& substring) {
 }
 
 TEST(Synthesize, RejectsBadShapesWithClearErrors) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
   const SynthOptions good = small_options("llama", dir + "/m.gguf");
   SynthOptions o = good;
@@ -258,6 +263,7 @@ TEST(Synthesize, RejectsBadShapesWithClearErrors) {
 }
 
 TEST(Synthesize, RejectsFilesWithoutAVocabulary) {
+  SF_SKIP_WITHOUT_SHARED();
   // A valid GGUF with no metadata at all.
   const std::string dir = sf::test::per_test_scratch_dir();
   {

@@ -130,6 +130,7 @@ void expect_packed(const std::string& in_path, const std::string& out_path) {
 }
 
 TEST(PackModel, EveryReferenceModel) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
   const auto models = reference_models();
   ASSERT_FALSE(models.empty());
@@ -145,6 +146,7 @@ TEST(PackModel, EveryReferenceModel) {
 // The checker must be able to fail: the unpacked inputs (32-byte alignment, output.weight
 // not last) do not pass as packed files.
 TEST(PackModel, CheckerRejectsUnpackedInputs) {
+  SF_SKIP_WITHOUT_SHARED();
   for (const std::string& in : reference_models()) {
     testing::TestPartResultArray failures;
     {
@@ -157,6 +159,7 @@ TEST(PackModel, CheckerRejectsUnpackedInputs) {
 }
 
 TEST(PackModel, PackingAPackedFileChangesNothing) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
   const std::string in = reference_models().front();
   ASSERT_TRUE(pack_model(in, dir + "/once.gguf", {}).ok());
@@ -165,6 +168,7 @@ TEST(PackModel, PackingAPackedFileChangesNothing) {
 }
 
 TEST(PackModel, InPlace) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
   const std::string in = reference_models().back();
   const std::string copy = dir + "/model.gguf";
@@ -200,6 +204,7 @@ TEST(PackModel, MissingInputIsAnError) {
 }
 
 TEST(PackModel, UnwritableOutputIsAnError) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
   const Status st = pack_model(reference_models().front(), dir + "/no/such/dir/out.gguf", {});
   ASSERT_FALSE(st.ok());
@@ -219,6 +224,7 @@ CommandResult run_specflash(const std::string& args, const std::string& dir) {
 }
 
 TEST(PackCommand, ErrorsAreOneLineAndExitOne) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
   if (!fs::exists(sf::test::binary_path("specflash"))) GTEST_SKIP() << "specflash not built";
   if (run_specflash("pack --help >/dev/null", dir).exit_code != 0) GTEST_SKIP() << "pack not registered in main.cc";

@@ -36,6 +36,7 @@ constexpr Pair kPairs[] = {
 class LlamaCppMatch : public ::testing::TestWithParam<Pair> {};
 
 TEST_P(LlamaCppMatch, QuantizedBytesEqualLlamaQuantize) {
+  SF_SKIP_WITHOUT_SHARED();
   const std::string src_path = test::shared_path(GetParam().source);
   const std::string q_path = test::shared_path(GetParam().quantized);
   if (!std::filesystem::exists(src_path) || !std::filesystem::exists(q_path)) {

@@ -178,6 +178,7 @@ TEST(PreTokenizer, EveryKnownNameCompiles) {
 class AbsentVocabVectorsTest : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(AbsentVocabVectorsTest, NeverMoreSplitThanTokens) {
+  SF_SKIP_WITHOUT_SHARED();
   const auto& [vocab, pre] = GetParam();
   const std::string base = test::shared_path("vocab/ggml-vocab-" + vocab + ".gguf");
   if (!std::filesystem::exists(base + ".inp")) GTEST_SKIP();

@@ -17,6 +17,7 @@ std::optional<Tokenizer> load_model(const std::string& rel) {
 }
 
 TEST(VocabMetadata, SpmDefaults) {
+  SF_SKIP_WITHOUT_SHARED();
   auto tok = load_model("models/stories260K.gguf");
   ASSERT_TRUE(tok.has_value());
   EXPECT_EQ(tok->type(), VocabType::kSpm);
@@ -34,6 +35,7 @@ TEST(VocabMetadata, SpmDefaults) {
 }
 
 TEST(VocabMetadata, BpeDefaults) {
+  SF_SKIP_WITHOUT_SHARED();
   auto tok = load_model("reference/models/synth-qwen2-gpt2.gguf");
   ASSERT_TRUE(tok.has_value());
   EXPECT_EQ(tok->type(), VocabType::kBpe);
@@ -57,6 +59,7 @@ TEST(VocabMetadata, EndOfGenerationTokensByText) {
 }
 
 TEST(VocabMetadata, SameVocabulary) {
+  SF_SKIP_WITHOUT_SHARED();
   auto stories = load_model("models/stories260K.gguf");
   auto tok512 = load_model("reference/models/synth-llama-tok512.gguf");
   auto qwen3 = load_model("reference/models/synth-qwen3-tok512-Q8_0.gguf");

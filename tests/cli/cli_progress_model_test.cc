@@ -1,0 +1,25 @@
+// distill's teacher pass (the target's forward pass over every training window) reports
+// progress once a second instead of sitting silent for minutes on a large target.
+#include <gtest/gtest.h>
+
+#include "gguf/per_test_scratch.h"
+#include "specflash_runner.h"
+#include "test_paths.h"
+
+namespace sf {
+namespace {
+
+TEST(Progress, DistillTeacherPassReportsProgress) {
+  const std::string dir = sf::test::per_test_scratch_dir();
+  // About 100 windows of 128 tokens: several seconds of teacher pass on this machine class.
+  const auto r = sf::test::run_specflash(
+      {"distill", "--target", sf::test::source_path("models/stories260K.gguf"), "--out", dir + "/draft.gguf", "--data",
+       sf::test::shared_path("datasets/tinystories"), "--max-train-tokens", "12800", "--steps", "1"},
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("distill: teacher pass (train): "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" windows, "), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sf
