@@ -49,6 +49,8 @@ const char* kind_name(BenchMethod::Kind k) {
       return "lever";
     case K::kLeverNoPrune:
       return "lever-noprune";
+    case K::kLeverShadow:
+      return "lever-shadow";
   }
   return "?";
 }
@@ -81,9 +83,11 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       break;
     case K::kLever:
     case K::kLeverNoPrune:
+    case K::kLeverShadow:
       spec.method = SpecConfig::Method::kLever;
       spec.prune = c.prune;
       spec.prune.enabled = m.kind == K::kLever;
+      spec.prune.shadow = m.kind == K::kLeverShadow;
       break;
     default:
       spec.method = SpecConfig::Method::kNone;
@@ -99,7 +103,8 @@ std::string method_name(BenchMethod m) {
 
 Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
   using K = BenchMethod::Kind;
-  static const K kAll[] = {K::kAr, K::kFlashAr, K::kChain, K::kTree, K::kOptTree, K::kLever, K::kLeverNoPrune};
+  static const K kAll[] = {K::kAr,      K::kFlashAr, K::kChain,        K::kTree,
+                           K::kOptTree, K::kLever,   K::kLeverNoPrune, K::kLeverShadow};
   std::vector<BenchMethod> methods;
   for (std::string_view item : split_commas(text)) {
     item = trim(item);
@@ -112,8 +117,9 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
     for (const K& k : kAll)
       if (base == kind_name(k)) found = &k;
     if (!found)
-      return Status::Error("unknown method '" + std::string(item) +
-                           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune)");
+      return Status::Error(
+          "unknown method '" + std::string(item) +
+          "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow)");
     BenchMethod m{*found, 0};
     if (!param.empty()) {
       const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);

@@ -27,11 +27,12 @@ struct BenchMethod {
     kOptTree,       // speculative, the tree of maximum expected accepted length for a node budget
     kLever,         // LEVER: gain/cost tree + early-exit pruning
     kLeverNoPrune,  // LEVER's trees, every row verified in full
+    kLeverShadow,   // LEVER's trees, pruning decided but not applied: retention (greedy)
   };
   Kind kind = Kind::kAr;
   int param = 0;  // chain: gamma; opt-tree: node budget; 0 = the configured default
 
-  static const BenchMethod kAr, kFlashAr, kChain, kTree, kOptTree, kLever, kLeverNoPrune;
+  static const BenchMethod kAr, kFlashAr, kChain, kTree, kOptTree, kLever, kLeverNoPrune, kLeverShadow;
   bool operator==(const BenchMethod& o) const { return kind == o.kind && param == o.param; }
   bool speculative() const { return kind != Kind::kAr && kind != Kind::kFlashAr; }
 };
@@ -42,6 +43,7 @@ inline constexpr BenchMethod BenchMethod::kTree{BenchMethod::Kind::kTree, 0};
 inline constexpr BenchMethod BenchMethod::kOptTree{BenchMethod::Kind::kOptTree, 0};
 inline constexpr BenchMethod BenchMethod::kLever{BenchMethod::Kind::kLever, 0};
 inline constexpr BenchMethod BenchMethod::kLeverNoPrune{BenchMethod::Kind::kLeverNoPrune, 0};
+inline constexpr BenchMethod BenchMethod::kLeverShadow{BenchMethod::Kind::kLeverShadow, 0};
 
 std::string method_name(BenchMethod m);
 // "ar,flash-ar,chain:4,chain:8,tree,lever" (any order, duplicates ignored); the error

@@ -21,6 +21,11 @@ void add(SummaryRow& row, const PromptRun& pr) {
   row.spec.draft_tokens += s.spec.draft_tokens;
   row.spec.accepted_draft_tokens += s.spec.accepted_draft_tokens;
   row.spec.rows_verified += s.spec.rows_verified;
+  row.spec.rows_pruned += s.spec.rows_pruned;
+  row.spec.shadow_rows_kept += s.spec.shadow_rows_kept;
+  row.spec.shadow_accepted += s.spec.shadow_accepted;
+  row.spec.max_tree_nodes = std::max(row.spec.max_tree_nodes, s.spec.max_tree_nodes);
+  row.spec.verify_io_stall_seconds += s.spec.verify_io_stall_seconds;
   row.spec.head_rows += s.spec.head_rows;
   row.spec.head_rows_saved += s.spec.head_rows_saved;
   row.spec.draft_seconds += s.spec.draft_seconds;

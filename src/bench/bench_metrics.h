@@ -38,6 +38,21 @@ struct SummaryRow {
   double mean_accepted() const {
     return spec.cycles > 0 ? static_cast<double>(spec.accepted_draft_tokens + spec.cycles) / spec.cycles : 1.0;
   }
+  double tree_nodes() const { return spec.cycles > 0 ? static_cast<double>(spec.draft_tokens) / spec.cycles : 0; }
+  // Share of verification rows that ran the layers after the exit (pruning), or would
+  // have (shadow pruning); nothing when no pruning decision was made.
+  std::optional<double> rows_kept() const {
+    if (spec.rows_verified == 0) return std::nullopt;
+    if (spec.rows_pruned > 0 || method == "lever")
+      return static_cast<double>(spec.rows_verified - spec.rows_pruned) / spec.rows_verified;
+    if (spec.shadow_rows_kept > 0) return static_cast<double>(spec.shadow_rows_kept) / spec.rows_verified;
+    return std::nullopt;
+  }
+  // Shadow pruning: accepted tokens the pruned trees would have kept, of those accepted.
+  std::optional<double> retained() const {
+    if (spec.shadow_rows_kept == 0 || spec.accepted_draft_tokens == 0) return std::nullopt;
+    return static_cast<double>(spec.shadow_accepted) / spec.accepted_draft_tokens;
+  }
   double bytes_per_token() const {
     return generated_tokens > 0 ? static_cast<double>(bytes_read) / generated_tokens : 0;
   }

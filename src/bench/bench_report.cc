@@ -24,16 +24,21 @@ std::string equal_cell(const SummaryRow& row) {
 // One Markdown table; `by_category` adds the dataset and category columns.
 std::string table(const std::vector<SummaryRow>& rows, bool by_category) {
   std::string out = by_category ? "| dataset | category " : "";
-  out += "| method | budget | prompts | tok/s | speedup | mean accepted | bytes read/token | peak RSS | = AR |\n";
+  out +=
+      "| method | budget | prompts | tok/s | speedup | mean accepted | tree nodes | rows kept | retained | bytes "
+      "read/token | peak RSS | = AR |\n";
   out += by_category ? "|---|---" : "";
-  out += "|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
+  out += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const SummaryRow& r : rows) {
     if (r.prompts == 0) continue;
     if (by_category) out += "| " + r.dataset + " | " + r.category + " ";
     out += "| " + r.method + " | " + r.budget + " | " + std::to_string(r.prompts) + " | " +
            fmt("%.2f", r.tokens_per_s()) + " | " + (r.speedup ? fmt("%.2fx", *r.speedup) : "-") + " | " +
-           fmt("%.2f", r.mean_accepted()) + " | " + format_bytes(static_cast<uint64_t>(r.bytes_per_token())) + " | " +
-           format_bytes(r.peak_rss_bytes) + " | " + equal_cell(r) + " |\n";
+           fmt("%.2f", r.mean_accepted()) + " | " + (r.spec.cycles ? fmt("%.1f", r.tree_nodes()) : "-") + " | " +
+           (r.rows_kept() ? fmt("%.0f%%", 100 * *r.rows_kept()) : "-") + " | " +
+           (r.retained() ? fmt("%.0f%%", 100 * *r.retained()) : "-") + " | " +
+           format_bytes(static_cast<uint64_t>(r.bytes_per_token())) + " | " + format_bytes(r.peak_rss_bytes) + " | " +
+           equal_cell(r) + " |\n";
   }
   return out;
 }
@@ -85,8 +90,16 @@ OJson row_json(const SummaryRow& r) {
                {"rows_verified", r.spec.rows_verified},
                {"head_rows", r.spec.head_rows},
                {"head_rows_saved", r.spec.head_rows_saved},
+               {"rows_pruned", r.spec.rows_pruned},
+               {"shadow_rows_kept", r.spec.shadow_rows_kept},
+               {"shadow_accepted", r.spec.shadow_accepted},
+               {"max_tree_nodes", r.spec.max_tree_nodes},
                {"draft_seconds", r.spec.draft_seconds},
-               {"verify_seconds", r.spec.verify_seconds}};
+               {"verify_seconds", r.spec.verify_seconds},
+               {"verify_io_stall_seconds", r.spec.verify_io_stall_seconds}};
+  j["tree_nodes"] = r.tree_nodes();
+  j["rows_kept"] = r.rows_kept() ? OJson(*r.rows_kept()) : OJson(nullptr);
+  j["retained"] = r.retained() ? OJson(*r.retained()) : OJson(nullptr);
   return j;
 }
 

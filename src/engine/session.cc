@@ -56,7 +56,8 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   // A draft model is always resident and counts against the budget first.
   uint64_t draft_bytes = 0;
   const SpecConfig& spec = options.spec;
-  const bool prune = spec.enabled() && spec.method == SpecConfig::Method::kLever && spec.prune.enabled;
+  const bool prune =
+      spec.enabled() && spec.method == SpecConfig::Method::kLever && (spec.prune.enabled || spec.prune.shadow);
   int exit_layer = 0;
   if (spec.enabled()) {
     if (spec.draft_model_path.empty())

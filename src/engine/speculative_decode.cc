@@ -73,7 +73,7 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
       tap.layer = pruner_->config().exit_layer;
       tap.fn = [&](const float* hidden, const std::vector<int64_t>& rows, std::vector<int64_t>* keep) {
         decision = pruner_->decide(tree, [&](int64_t row) { return hidden + row * n_embd; });
-        if (decision.kept == tree.size()) return Status::Ok();
+        if (decision.kept == tree.size() || pruner_->config().shadow) return Status::Ok();
         for (int64_t r : rows)
           if (r == 0 || decision.keep[r - 1]) keep->push_back(r);
         return Status::Ok();
@@ -124,6 +124,14 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
     sp.head_rows += static_cast<uint64_t>(result.rows_visited);
     sp.head_rows_saved += static_cast<uint64_t>(cycle.rows_verified - cycle.rows_pruned - result.rows_visited);
     sp.max_tree_nodes = std::max<uint64_t>(sp.max_tree_nodes, static_cast<uint64_t>(tree.size()));
+    if (tap.fn && pruner_->config().shadow) {
+      // Greedy: the walk over the pruned tree follows the same path until the first
+      // accepted node the decision dropped.
+      sp.shadow_rows_kept += static_cast<uint64_t>(decision.kept) + 1;
+      size_t kept_prefix = 0;
+      while (kept_prefix < accepted.size() && decision.keep[accepted[kept_prefix]]) ++kept_prefix;
+      sp.shadow_accepted += kept_prefix;
+    }
     sp.draft_seconds += cycle.draft_seconds;
     sp.verify_seconds += cycle.verify_seconds;
     sp.verify_io_stall_seconds += cycle.io_stall_seconds;

@@ -70,6 +70,7 @@ Status validate_spec_config(const SpecConfig& c) {
                           static_cast<double>(c.prune.theta));
   if (!(c.prune.temperature > 0.0f)) return Status::Error("the pruning temperature must be positive");
   if (c.prune.root_keep < 1) return Status::Error("pruning must keep at least one child of the root");
+  if (c.prune.shadow && c.prune.enabled) return Status::Error("shadow pruning measures retention without pruning");
   if (c.draft_len < 1 || c.draft_len > kMaxDraftLen)
     return Status::Errorf("--draft-len %d is out of range (1..%d)", c.draft_len, kMaxDraftLen);
   for (int w : c.tree_widths)

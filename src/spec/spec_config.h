@@ -18,6 +18,9 @@ struct PruneConfig {
   float temperature = 1.0f;      // tau_E of the normalisation within each candidate set
   int root_keep = 2;             // children of the root always kept (coverage near the root)
   float min_keep_share = 0.25f;  // pruning that keeps fewer of the tree's nodes is refused
+  // Decide as if pruning, but verify every row (greedy only): measures how much of the
+  // accepted length pruning would retain on the same trees (LEVER fig. 12).
+  bool shadow = false;
 };
 
 struct SpecConfig {
@@ -58,6 +61,8 @@ struct SpecStats {
   uint64_t head_rows = 0;              // rows whose LM head was computed
   uint64_t head_rows_saved = 0;        // rows whose LM head was skipped (LEVER 4.4)
   uint64_t max_tree_nodes = 0;         // largest tree proposed
+  uint64_t shadow_rows_kept = 0;       // shadow pruning: rows the decisions would have kept
+  uint64_t shadow_accepted = 0;        // shadow pruning: accepted nodes that would have been kept
   double draft_seconds = 0;
   double verify_seconds = 0;
   double verify_io_stall_seconds = 0;  // part of verify_seconds waiting for streamed weights
