@@ -10,4 +10,5 @@ int info_command(int argc, char** argv);
 int quantize_command(int argc, char** argv);
 int synth_command(int argc, char** argv);
 int profile_command(int argc, char** argv);
+int train_predictor_command(int argc, char** argv);
 }  // namespace sf::cli

@@ -35,6 +35,8 @@ const Subcommand kSubcommands[] = {
     {"distill", sf::cli::distill_command, "train a small draft model distilled from a target's top-K logits"},
     {"synth", sf::cli::synth_command, "write a deterministic random-weight model of any supported shape"},
     {"profile", sf::cli::profile_command, "measure verification latency per tree size (the profile LEVER uses)"},
+    {"train-predictor", sf::cli::train_predictor_command,
+     "train LEVER's early-exit pruning predictor for a target (--lever-predictor)"},
 };
 
 void print_usage() {
