@@ -61,7 +61,7 @@ Status FrontierTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Tok
       if (gain_per_cost) {
         const int rows = tree->size() + 1;  // the root and the nodes so far
         const double verify = profile_.verify_seconds(rows, ctx.context);
-        const double d_verify = std::max(profile_.verify_seconds(rows + 1, ctx.context) - verify, row_floor);
+        const double d_verify = std::max(profile_.marginal_seconds(rows + 1, ctx.context), row_floor);
         const double average = gain / (c_draft + verify);
         // Every candidate left has a lower b and the same verification increment.
         if (v.b / d_verify <= average) {

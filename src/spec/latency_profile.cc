@@ -47,6 +47,42 @@ void LatencyProfile::observe_verify(int rows, int context, double seconds) {
   update(c.seconds, c.samples, seconds);
 }
 
+double LatencyProfile::marginal_seconds(int rows, int context) const {
+  rows = std::clamp(rows, 1, kMaxRows);
+  // The nearest context bucket with data, as verify_seconds() chooses it.
+  const int want = context_bucket(context);
+  int bucket = -1;
+  for (int d = 0; d < kContextBuckets && bucket < 0; ++d)
+    for (int b : {want + d, want - d}) {
+      if (b < 0 || b >= kContextBuckets || bucket >= 0) continue;
+      for (const Cell& c : verify_[b])
+        if (c.samples > 0) bucket = b;
+    }
+  if (bucket < 0) return 0;
+  auto fit = [&](int lo, int hi, double* slope) {
+    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int points = 0;
+    for (int r = std::max(1, lo); r <= std::min(kMaxRows, hi); ++r) {
+      const Cell& c = verify_[bucket][r];
+      if (c.samples == 0) continue;
+      const double w = c.samples;
+      sw += w;
+      sx += w * r;
+      sy += w * c.seconds;
+      sxx += w * r * r;
+      sxy += w * r * c.seconds;
+      ++points;
+    }
+    const double den = sw * sxx - sx * sx;
+    if (points < 2 || den <= 0) return false;
+    *slope = std::max(0.0, (sw * sxy - sx * sy) / den);
+    return true;
+  };
+  double slope = 0;
+  if (fit(rows / 4, rows * 4, &slope) || fit(1, kMaxRows, &slope)) return slope;
+  return 0;
+}
+
 uint32_t LatencyProfile::verify_samples(int rows, int context) const {
   if (rows < 1 || rows > kMaxRows) return 0;
   return verify_[context_bucket(context)][rows].samples;

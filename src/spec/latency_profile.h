@@ -55,6 +55,11 @@ class LatencyProfile {
   // Estimated seconds of a verification pass over `rows` rows at `context` committed tokens.
   double verify_seconds(int rows, int context) const;
   void observe_verify(int rows, int context, double seconds);
+  // The cost of one more row at `rows` rows: the least-squares slope of the measured
+  // cells within [rows/4, 4*rows] (weighted by their samples; all cells when that range
+  // has fewer than two), never negative. Single cells are noisy on a shared machine; a
+  // slope from neighbouring differences would swing with that noise, a local fit does not.
+  double marginal_seconds(int rows, int context) const;
   // Measurements behind the estimate at exactly `rows` rows (0: interpolated).
   uint32_t verify_samples(int rows, int context) const;
 
