@@ -9,4 +9,5 @@ int dump_command(int argc, char** argv);
 int info_command(int argc, char** argv);
 int quantize_command(int argc, char** argv);
 int synth_command(int argc, char** argv);
+int serve_command(int argc, char** argv);
 }  // namespace sf::cli

@@ -10,6 +10,14 @@
 
 namespace sf {
 
+namespace {
+// Context for a budget error with several slots: the user's lever is --parallel.
+std::string fmt_slots(int n_slots, uint64_t kv_per_slot, int n_ctx) {
+  return "with " + std::to_string(n_slots) + " slots of " + std::to_string(n_ctx) + " tokens (KV cache " +
+         format_bytes(kv_per_slot) + " each; use fewer slots (--parallel), a smaller --ctx-size or a larger budget)";
+}
+}  // namespace
+
 Session::Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options)
     : options_(options), model_(std::move(model)), tokenizer_(std::move(tokenizer)), pool_(options.n_threads) {}
 
@@ -29,34 +37,51 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
       std::unique_ptr<Session>(new Session(std::move(model), std::make_unique<Tokenizer>(std::move(tok)), options));
   Session& s = *session;
 
-  // A draft model is always resident and counts against the budget first.
+  if (options.n_slots < 1) return Status::Error("a session needs at least one slot");
+  const int n_slots = options.n_slots;
+  s.slots_.resize(static_cast<size_t>(n_slots));
+
+  // A draft model is always resident and counts against the budget first. Every slot has
+  // its own drafter (its own copy of the draft weights and its KV cache): simple, and
+  // counted in full.
   uint64_t draft_bytes = 0;
   if (options.spec.enabled()) {
     if (options.spec.draft_model_path.empty())
       return Status::Error("speculative decoding needs a draft model (--draft DRAFT.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(options.spec));
-    SF_ASSIGN_OR_RETURN(
-        std::unique_ptr<DraftModelDrafter> draft,
-        DraftModelDrafter::create(options.spec.draft_model_path, *s.tokenizer_, hp.n_vocab, s.pool_, n_ctx));
-    const ModelHParams& dhp = draft->model().hparams();
-    draft_bytes = draft->resident_bytes() + KvCache::bytes_for(dhp.n_layer, n_ctx, dhp.kv_dim()) +
-                  Transformer::scratch_bytes(dhp, options.max_batch);
-    s.drafter_ = std::move(draft);
-    s.policy_ = make_tree_policy(options.spec);
+    for (Slot& slot : s.slots_) {
+      SF_ASSIGN_OR_RETURN(
+          std::unique_ptr<DraftModelDrafter> draft,
+          DraftModelDrafter::create(options.spec.draft_model_path, *s.tokenizer_, hp.n_vocab, s.pool_, n_ctx));
+      const ModelHParams& dhp = draft->model().hparams();
+      draft_bytes += draft->resident_bytes() + KvCache::bytes_for(dhp.n_layer, n_ctx, dhp.kv_dim()) +
+                     Transformer::scratch_bytes(dhp, options.max_batch);
+      slot.drafter = std::move(draft);
+      slot.policy = make_tree_policy(options.spec);
+    }
     if (options.mem_budget.kind == MemoryBudget::Kind::kBytes && draft_bytes >= options.mem_budget.bytes)
       return Status::Errorf(
-          "the draft model needs %s resident (weights, KV cache, scratch), more than the whole "
-          "memory budget of %s; use a smaller draft or raise --mem-budget",
-          format_bytes(draft_bytes).c_str(), format_bytes(options.mem_budget.bytes).c_str());
+          "the draft model needs %s resident for %d slot(s) (weights, KV cache, scratch), more than the whole "
+          "memory budget of %s; use a smaller draft, fewer slots or raise --mem-budget",
+          format_bytes(draft_bytes).c_str(), n_slots, format_bytes(options.mem_budget.bytes).c_str());
   }
 
-  // Plan what stays in DRAM, then read exactly that.
-  const uint64_t kv_bytes = KvCache::bytes_for(hp.n_layer, n_ctx, hp.kv_dim());
-  const uint64_t scratch = Transformer::scratch_bytes(hp, options.max_batch) +
-                           static_cast<uint64_t>(options.max_batch) * hp.n_embd * sizeof(float) +
-                           static_cast<uint64_t>(hp.n_vocab) * sizeof(float) + draft_bytes;
-  SF_ASSIGN_OR_RETURN(
-      s.plan_, plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers));
+  // Plan what stays in DRAM, then read exactly that. Every slot's KV cache and scratch is
+  // allocated up front, so the plan counts all of them.
+  const uint64_t kv_bytes = KvCache::bytes_for(hp.n_layer, n_ctx, hp.kv_dim()) * static_cast<uint64_t>(n_slots);
+  const uint64_t scratch = (Transformer::scratch_bytes(hp, options.max_batch) +
+                            static_cast<uint64_t>(options.max_batch) * hp.n_embd * sizeof(float) +
+                            static_cast<uint64_t>(hp.n_vocab) * sizeof(float)) *
+                               static_cast<uint64_t>(n_slots) +
+                           draft_bytes;
+  auto plan = plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers);
+  if (!plan.ok()) {
+    if (n_slots > 1)
+      return plan.status().with_context(
+          fmt_slots(n_slots, KvCache::bytes_for(hp.n_layer, n_ctx, hp.kv_dim()), n_ctx).c_str());
+    return plan.status();
+  }
+  s.plan_ = std::move(plan).value();
   SF_RETURN_IF_ERROR(s.model_->mutable_weights().load_units(s.plan_.resident));
 
   LayerSource* source = nullptr;
@@ -73,16 +98,29 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     s.resident_source_ = std::make_unique<ResidentLayerSource>(s.model_->weights());
     source = s.resident_source_.get();
   }
-  s.target_ = std::make_unique<ModelRunner>(*s.model_, *source, s.pool_, n_ctx);
+  for (Slot& slot : s.slots_) slot.target = std::make_unique<ModelRunner>(*s.model_, *source, s.pool_, n_ctx);
   s.load_seconds_ = load_timer.elapsed();
   return session;
 }
 
 SessionCounters Session::counters() const {
   SessionCounters c;
-  c.forward_passes = target_->counters().forward_passes;
-  c.rows_evaluated = target_->counters().rows;
-  c.forward_seconds = target_->counters().forward_seconds;
+  for (int i = 0; i < n_slots(); ++i) {
+    const SessionCounters one = counters(i);
+    c.forward_passes += one.forward_passes;
+    c.rows_evaluated += one.rows_evaluated;
+    c.forward_seconds += one.forward_seconds;
+  }
+  if (streamer_) c.stream = streamer_->stats();
+  return c;
+}
+
+SessionCounters Session::counters(int slot) const {
+  const ModelRunner& target = *slots_.at(static_cast<size_t>(slot)).target;
+  SessionCounters c;
+  c.forward_passes = target.counters().forward_passes;
+  c.rows_evaluated = target.counters().rows;
+  c.forward_seconds = target.counters().forward_seconds;
   if (streamer_) c.stream = streamer_->stats();
   return c;
 }
@@ -92,46 +130,60 @@ Result<std::vector<int32_t>> Session::tokenize(const std::string& text, bool par
 }
 
 Status Session::evaluate(const std::vector<int32_t>& tokens, bool all_rows, std::vector<float>* logits) {
+  return evaluate(*slots_[0].target, tokens, all_rows, logits);
+}
+
+Status Session::evaluate(ModelRunner& target, const std::vector<int32_t>& tokens, bool all_rows,
+                         std::vector<float>* logits) {
   const ModelHParams& hp = model_->hparams();
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) return Status::Error("nothing to evaluate (empty token list)");
-  if (target_->n_past() + n > target_->n_ctx())
+  if (target.n_past() + n > target.n_ctx())
     return Status::Errorf("sequence of %lld tokens does not fit the context of %d tokens (use --ctx-size)",
-                          static_cast<long long>(target_->n_past() + n), target_->n_ctx());
+                          static_cast<long long>(target.n_past() + n), target.n_ctx());
   if (logits) logits->resize(static_cast<size_t>(all_rows ? n : 1) * hp.n_vocab);
   for (int64_t begin = 0; begin < n; begin += options_.max_batch) {
     const int64_t end = std::min<int64_t>(n, begin + options_.max_batch);
-    SF_RETURN_IF_ERROR(target_->forward_causal(std::vector<int32_t>(tokens.begin() + begin, tokens.begin() + end)));
+    SF_RETURN_IF_ERROR(target.forward_causal(std::vector<int32_t>(tokens.begin() + begin, tokens.begin() + end)));
     if (!logits) continue;
     if (all_rows) {
-      SF_RETURN_IF_ERROR(target_->logits_all(logits->data() + begin * hp.n_vocab));
+      SF_RETURN_IF_ERROR(target.logits_all(logits->data() + begin * hp.n_vocab));
     } else if (end == n) {
-      SF_RETURN_IF_ERROR(target_->begin_head());
-      target_->row_logits(end - begin - 1, logits->data());
-      target_->end_head();
+      SF_RETURN_IF_ERROR(target.begin_head());
+      target.row_logits(end - begin - 1, logits->data());
+      target.end_head();
     }
   }
   return Status::Ok();
 }
 
-Result<GenerationStats> Session::generate(const std::vector<int32_t>& prompt, int n_predict,
-                                          const SamplingParams& sampling, bool ignore_eos,
+Result<GenerationStats> Session::generate(int slot_index, const std::vector<int32_t>& prompt, int n_predict,
+                                          const SamplingParams& sampling, bool ignore_eos, const SpecOverride& spec,
                                           const std::function<bool(int32_t, const std::string&)>& on_token) {
+  if (slot_index < 0 || slot_index >= n_slots())
+    return Status::Errorf("slot %d does not exist (the session has %d)", slot_index, n_slots());
+  Slot& slot = slots_[static_cast<size_t>(slot_index)];
+  ModelRunner& target = *slot.target;
+  SF_ASSIGN_OR_RETURN(const SpecConfig call_spec, resolve_spec(spec));
+  // A per-call policy when the call changes the method or the draft length.
+  std::unique_ptr<TreePolicy> call_policy;
+  if (spec.active()) call_policy = make_tree_policy(call_spec);
   GenerationStats stats;
   stats.load_seconds = load_seconds_;
   stats.prompt_tokens = static_cast<int>(prompt.size());
   if (prompt.empty()) return Status::Error("the prompt is empty (no tokens to start from)");
-  if (static_cast<int>(prompt.size()) > target_->n_ctx())
+  if (static_cast<int>(prompt.size()) > target.n_ctx())
     return Status::Errorf("the prompt has %zu tokens but the context holds %d (use --ctx-size)", prompt.size(),
-                          target_->n_ctx());
-  const SessionCounters before = counters();
-  if (drafter_) {
-    SF_RETURN_IF_ERROR(decode_speculative(prompt, n_predict, sampling, ignore_eos, on_token, &stats));
+                          target.n_ctx());
+  const SessionCounters before = counters(slot_index);
+  if (call_spec.enabled()) {
+    TreePolicy& policy = call_policy ? *call_policy : *slot.policy;
+    SF_RETURN_IF_ERROR(decode_speculative(slot, policy, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
   } else {
-    SF_RETURN_IF_ERROR(decode_plain(prompt, n_predict, sampling, ignore_eos, on_token, &stats));
+    SF_RETURN_IF_ERROR(decode_plain(target, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
   }
   stats.peak_rss_bytes = peak_rss_bytes();
-  const SessionCounters after = counters();
+  const SessionCounters after = counters(slot_index);
   stats.counters.forward_passes = after.forward_passes - before.forward_passes;
   stats.counters.rows_evaluated = after.rows_evaluated - before.rows_evaluated;
   stats.counters.forward_seconds = after.forward_seconds - before.forward_seconds;
@@ -143,17 +195,39 @@ Result<GenerationStats> Session::generate(const std::vector<int32_t>& prompt, in
   return stats;
 }
 
-size_t Session::reuse_cached_prefix(const std::vector<int32_t>& prompt, size_t limit) {
-  const std::vector<int32_t>& cached = target_->committed_tokens();
+Result<SpecConfig> Session::resolve_spec(const SpecOverride& spec) const {
+  SpecConfig config = options_.spec;
+  if (!slots_[0].drafter) config.method = SpecConfig::Method::kNone;
+  if (spec.disable) {
+    config.method = SpecConfig::Method::kNone;
+    return config;
+  }
+  if (!spec.active()) return config;
+  if (!slots_[0].drafter)
+    return Status::Error("speculative decoding was asked for, but the session has no draft model (--draft)");
+  if (spec.method != SpecConfig::Method::kNone) {
+    if (spec.method != config.method) config.tree_widths.clear();  // the session's widths are for its method
+    config.method = spec.method;
+  }
+  if (spec.draft_len > 0) {
+    config.draft_len = spec.draft_len;
+    config.tree_widths.clear();
+  }
+  SF_RETURN_IF_ERROR(validate_spec_config(config));
+  return config;
+}
+
+size_t Session::reuse_cached_prefix(ModelRunner& target, const std::vector<int32_t>& prompt, size_t limit) {
+  const std::vector<int32_t>& cached = target.committed_tokens();
   size_t common = 0;
   while (common < limit && common < cached.size() && cached[common] == prompt[common]) ++common;
-  target_->truncate(static_cast<int>(common));
+  target.truncate(static_cast<int>(common));
   return common;
 }
 
-Status Session::decode_plain(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
-                             bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
-                             GenerationStats* stats) {
+Status Session::decode_plain(ModelRunner& target, const std::vector<int32_t>& prompt, int n_predict,
+                             const SamplingParams& sampling, bool ignore_eos,
+                             const std::function<bool(int32_t, const std::string&)>& on_token, GenerationStats* stats) {
   Sampler sampler(sampling);
   StreamingDecoder decoder(*tokenizer_);
   std::vector<int32_t> history = prompt;
@@ -161,9 +235,9 @@ Status Session::decode_plain(const std::vector<int32_t>& prompt, int n_predict, 
 
   Stopwatch prefill_timer;
   // At least the last prompt token is evaluated: its logits start decoding.
-  const size_t reused = reuse_cached_prefix(prompt, prompt.size() - 1);
+  const size_t reused = reuse_cached_prefix(target, prompt, prompt.size() - 1);
   stats->reused_prompt_tokens = static_cast<int>(reused);
-  SF_RETURN_IF_ERROR(evaluate({prompt.begin() + reused, prompt.end()}, false, &logits));
+  SF_RETURN_IF_ERROR(evaluate(target, {prompt.begin() + reused, prompt.end()}, false, &logits));
   stats->prefill_seconds = prefill_timer.elapsed();
 
   Stopwatch decode_timer;
@@ -175,11 +249,11 @@ Status Session::decode_plain(const std::vector<int32_t>& prompt, int n_predict, 
     ++stats->generated_tokens;
     if (!on_token(next, decoder.push(next))) break;
     if (i + 1 == n_predict) break;
-    if (target_->n_past() + 1 > target_->n_ctx()) {
-      SF_LOG_WARN("context of %d tokens is full; stopping generation", target_->n_ctx());
+    if (target.n_past() + 1 > target.n_ctx()) {
+      SF_LOG_WARN("context of %d tokens is full; stopping generation", target.n_ctx());
       break;
     }
-    SF_RETURN_IF_ERROR(evaluate({next}, false, &logits));
+    SF_RETURN_IF_ERROR(evaluate(target, {next}, false, &logits));
   }
   const std::string tail = decoder.flush();
   if (!tail.empty()) on_token(-1, tail);

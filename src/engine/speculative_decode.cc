@@ -16,9 +16,12 @@
 
 namespace sf {
 
-Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
-                                   bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
+Status Session::decode_speculative(Slot& slot, TreePolicy& policy, const std::vector<int32_t>& prompt, int n_predict,
+                                   const SamplingParams& sampling, bool ignore_eos,
+                                   const std::function<bool(int32_t, const std::string&)>& on_token,
                                    GenerationStats* stats) {
+  ModelRunner& target = *slot.target;
+  Drafter& drafter = *slot.drafter;
   const int n_vocab = model_->hparams().n_vocab;
   Sampler verify_sampler(sampling);
   SamplingParams draft_params = sampling;
@@ -28,12 +31,12 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
   std::vector<int32_t> history = prompt;
 
   Stopwatch prefill_timer;
-  const size_t reused = reuse_cached_prefix(prompt, prompt.size() - 1);
+  const size_t reused = reuse_cached_prefix(target, prompt, prompt.size() - 1);
   if (prompt.size() - 1 > reused)
-    SF_RETURN_IF_ERROR(evaluate({prompt.begin() + reused, prompt.end() - 1}, false, nullptr));
+    SF_RETURN_IF_ERROR(evaluate(target, {prompt.begin() + reused, prompt.end() - 1}, false, nullptr));
   stats->reused_prompt_tokens = static_cast<int>(reused);
   stats->prefill_seconds = prefill_timer.elapsed();
-  drafter_->reset(prompt);
+  drafter.reset(prompt);
   int32_t pending = prompt.back();
 
   Stopwatch decode_timer;
@@ -41,39 +44,39 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
   std::vector<float> row_buffer(static_cast<size_t>(n_vocab));
   bool done = n_predict <= 0;
   while (!done) {
-    const int64_t room = target_->n_ctx() - target_->n_past();
+    const int64_t room = target.n_ctx() - target.n_past();
     if (room < 1) {
-      SF_LOG_WARN("context of %d tokens is full; stopping generation", target_->n_ctx());
+      SF_LOG_WARN("context of %d tokens is full; stopping generation", target.n_ctx());
       break;
     }
     Stopwatch draft_timer;
-    policy_->begin_cycle(room - 1);  // one cell is the pending token's
-    SF_RETURN_IF_ERROR(drafter_->propose(*policy_, sampling, draft_sampler, history, &tree));
+    policy.begin_cycle(room - 1);  // one cell is the pending token's
+    SF_RETURN_IF_ERROR(drafter.propose(policy, sampling, draft_sampler, history, &tree));
     const double draft_seconds = draft_timer.elapsed();
     stats->spec.draft_seconds += draft_seconds;
 
     Stopwatch verify_timer;
-    const int32_t n_past = target_->n_past();
-    SF_RETURN_IF_ERROR(target_->forward(make_tree_batch(tree, pending, n_past)));
-    SF_RETURN_IF_ERROR(target_->begin_head());
+    const int32_t n_past = target.n_past();
+    SF_RETURN_IF_ERROR(target.forward(make_tree_batch(tree, pending, n_past)));
+    SF_RETURN_IF_ERROR(target.begin_head());
     const VerifyResult result = verify_tree(
         tree, n_vocab,
         [&](int64_t row) {
-          target_->row_logits(row, row_buffer.data());
+          target.row_logits(row, row_buffer.data());
           return row_buffer.data();
         },
         verify_sampler, history);
-    target_->end_head();
+    target.end_head();
     std::vector<int32_t> cells = {n_past}, tokens = {pending};
     for (int32_t node : result.accepted) {
       cells.push_back(n_past + static_cast<int32_t>(tree_row(node)));
       tokens.push_back(tree.node(node).token);
     }
-    target_->commit(cells, tokens);
-    drafter_->commit(tree, result.accepted, result.bonus);
+    target.commit(cells, tokens);
+    drafter.commit(tree, result.accepted, result.bonus);
     const double verify_seconds = verify_timer.elapsed();
     stats->spec.verify_seconds += verify_seconds;
-    policy_->observe({tree.size(), static_cast<int32_t>(result.accepted.size()), draft_seconds, verify_seconds});
+    policy.observe({tree.size(), static_cast<int32_t>(result.accepted.size()), draft_seconds, verify_seconds});
 
     ++stats->spec.cycles;
     stats->spec.draft_tokens += static_cast<uint64_t>(tree.size());
