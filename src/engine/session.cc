@@ -11,10 +11,11 @@
 namespace sf {
 
 namespace {
-// Context for a budget error with several slots: the user's lever is --parallel.
-std::string fmt_slots(int n_slots, uint64_t kv_per_slot, int n_ctx) {
-  return "with " + std::to_string(n_slots) + " slots of " + std::to_string(n_ctx) + " tokens (KV cache " +
-         format_bytes(kv_per_slot) + " each; use fewer slots (--parallel), a smaller --ctx-size or a larger budget)";
+// Added to a budget error with several slots: every slot's KV cache is in the footprint, so
+// fewer slots is a lever too.
+std::string slots_hint(int n_slots, uint64_t kv_per_slot, int n_ctx) {
+  return " (the footprint counts " + std::to_string(n_slots) + " slots of " + std::to_string(n_ctx) +
+         " tokens, each with a KV cache of " + format_bytes(kv_per_slot) + "; fewer slots (--parallel) need less)";
 }
 }  // namespace
 
@@ -77,8 +78,8 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   auto plan = plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers);
   if (!plan.ok()) {
     if (n_slots > 1)
-      return plan.status().with_context(
-          fmt_slots(n_slots, KvCache::bytes_for(hp.n_layer, n_ctx, hp.kv_dim()), n_ctx).c_str());
+      return Status::Error(plan.status().message() +
+                           slots_hint(n_slots, KvCache::bytes_for(hp.n_layer, n_ctx, hp.kv_dim()), n_ctx));
     return plan.status();
   }
   s.plan_ = std::move(plan).value();

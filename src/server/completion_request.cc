@@ -229,7 +229,7 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(std::string_v
   }
   int64_t n = 1;
   if (auto e = read_integer(j, "n", 1, 1 << 20, &n)) return *e;
-  if (n != 1) return ApiError::bad_request("only n = 1 is supported (one choice per request)", "n");
+  if (n != 1) return ApiError::bad_request("'n' must be 1 (one choice per request)", "n");
 
   if (auto e = read_stop(j, &r.stop)) return *e;
   if (auto e = read_bool(j, "stream", &r.stream)) return *e;
