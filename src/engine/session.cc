@@ -42,23 +42,24 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   const int n_slots = options.n_slots;
   s.slots_.resize(static_cast<size_t>(n_slots));
 
-  // A draft model is always resident and counts against the budget first. Every slot has
-  // its own drafter (its own copy of the draft weights and its KV cache): simple, and
-  // counted in full.
+  // A draft model is always resident and counts against the budget first. Its weights are
+  // loaded once; every slot has its own drafter state (KV cache, scratch) over them.
   uint64_t draft_bytes = 0;
   if (options.spec.enabled()) {
     if (options.spec.draft_model_path.empty())
       return Status::Error("speculative decoding needs a draft model (--draft DRAFT.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(options.spec));
-    for (Slot& slot : s.slots_) {
-      SF_ASSIGN_OR_RETURN(
-          std::unique_ptr<DraftModelDrafter> draft,
-          DraftModelDrafter::create(options.spec.draft_model_path, *s.tokenizer_, hp.n_vocab, s.pool_, n_ctx));
-      const ModelHParams& dhp = draft->model().hparams();
-      draft_bytes += draft->resident_bytes() + KvCache::bytes_for(dhp.n_layer, n_ctx, dhp.kv_dim()) +
-                     Transformer::scratch_bytes(dhp, options.max_batch);
-      slot.drafter = std::move(draft);
-      slot.policy = make_tree_policy(options.spec);
+    SF_ASSIGN_OR_RETURN(
+        std::unique_ptr<DraftModelDrafter> first,
+        DraftModelDrafter::create(options.spec.draft_model_path, *s.tokenizer_, hp.n_vocab, s.pool_, n_ctx));
+    const ModelHParams& dhp = first->model().hparams();
+    draft_bytes = first->resident_bytes() + (KvCache::bytes_for(dhp.n_layer, n_ctx, dhp.kv_dim()) +
+                                             Transformer::scratch_bytes(dhp, options.max_batch)) *
+                                                static_cast<uint64_t>(n_slots);
+    DraftModelDrafter& shared = *first;
+    for (size_t i = 0; i < s.slots_.size(); ++i) {
+      s.slots_[i].drafter = i == 0 ? std::move(first) : shared.fork(s.pool_, n_ctx);
+      s.slots_[i].policy = make_tree_policy(options.spec);
     }
     if (options.mem_budget.kind == MemoryBudget::Kind::kBytes && draft_bytes >= options.mem_budget.bytes)
       return Status::Errorf(

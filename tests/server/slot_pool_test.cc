@@ -175,5 +175,19 @@ TEST(SessionSlots, BudgetCountsEverySlot) {
   EXPECT_NE(eight.status().message().find("8 slots"), std::string::npos) << eight.status().message();
 }
 
+TEST(SessionSlots, DraftWeightsAreSharedAndTheirCachesCountedPerSlot) {
+  auto footprint = [](int n_slots, bool speculative) -> uint64_t {
+    auto s = make_session(n_slots, speculative);
+    return s ? s->plan().footprint_bytes() : 0;
+  };
+  const uint64_t first_draft = footprint(1, true) - footprint(1, false);  // weights + KV + scratch
+  const uint64_t both_drafts = footprint(2, true) - footprint(2, false);  // weights once, 2 x (KV + scratch)
+  auto spec = make_session(2, true);
+  ASSERT_TRUE(spec);
+  const uint64_t weights = spec->drafter()->resident_bytes();
+  ASSERT_GT(weights, 0u);
+  EXPECT_EQ(both_drafts - first_draft, first_draft - weights) << "the second slot adds only the draft's KV and scratch";
+}
+
 }  // namespace
 }  // namespace sf::server
