@@ -11,10 +11,11 @@ export const sourceDir = process.env.SPECFLASH_SOURCE_DIR ?? path.resolve(here, 
 export const specflashBin = process.env.SPECFLASH_BIN ?? path.join(sourceDir, 'build/specflash');
 export const targetModel = path.join(sourceDir, 'models/stories260K.gguf');
 export const draftModel = path.join(sourceDir, 'models/stories260K-draft.gguf');
+export const sharedDir = process.env.SPECFLASH_SHARED_DIR ?? path.resolve(sourceDir, '../shared');
 
 // Starts the server with extra arguments; resolves once it listens and /health answers.
-export async function startServer(args = []) {
-  const child = spawn(specflashBin, ['serve', '-m', targetModel, '--host', '127.0.0.1', '--port', '0', ...args], {
+export async function startServer(args = [], { model = targetModel } = {}) {
+  const child = spawn(specflashBin, ['serve', '-m', model, '--host', '127.0.0.1', '--port', '0', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -60,10 +61,10 @@ export async function startServer(args = []) {
 
 // `specflash run` on the same model: the reference text for a prompt (greedy unless
 // `sampling` gives other run flags).
-export function runReference(prompt, nPredict, sampling = ['--temp', '0']) {
+export function runReference(prompt, nPredict, sampling = ['--temp', '0'], model = targetModel) {
   return execFileSync(
     specflashBin,
-    ['run', '-m', targetModel, '-p', prompt, '-n', String(nPredict), ...sampling],
+    ['run', '-m', model, '-p', prompt, '-n', String(nPredict), ...sampling],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
   );
 }
