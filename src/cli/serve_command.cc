@@ -74,7 +74,7 @@ int serve_command(int argc, char** argv) {
   if (chat_template.ok()) {
     config.chat_template = *chat_template;
   } else {
-    config.chat_template_error = chat_template.status().message() + " (serve: --chat-template NAME)";
+    config.chat_template_error = "chat completions are disabled on this server: " + chat_template.status().message();
     std::fprintf(stderr, "warning: chat completions are disabled: %s\n", chat_template.status().message().c_str());
   }
 

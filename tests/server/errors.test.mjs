@@ -201,3 +201,22 @@ test('a budget that cannot hold every slot refuses to start, naming the slots', 
   assert.equal(tooMany.status, 1);
   assert.match(tooMany.stderr, /^error: .*budget.*8 slots.*--parallel/m);
 });
+
+test('a model without a chat template serves completions, and chat is a 400 saying how to pick one', async () => {
+  const bare = await startServer([]);
+  try {
+    const c = bare.client();
+    await expectApiError(
+      c.chat.completions.create({ model: 'stories260K', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 }),
+      400, OpenAI.BadRequestError, { code: 'chat_template_missing', param: 'messages' },
+    );
+    await assert.rejects(
+      c.chat.completions.create({ model: 'stories260K', messages: [{ role: 'user', content: 'Hi' }] }),
+      /--chat-template NAME/,
+    );
+    const r = await c.completions.create({ model: 'stories260K', prompt: 'Hi', max_tokens: 3, temperature: 0 });
+    assert.equal(r.usage.completion_tokens, 3);
+  } finally {
+    assert.equal(await bare.stop(), 0);
+  }
+});
