@@ -135,7 +135,9 @@ class Session {
   Result<SpecConfig> resolve_spec(const SpecOverride& spec) const;
 
   // The same in a given slot, with per-call speculation changes (an error if they ask for
-  // speculation the session has no drafter for, or are out of range).
+  // speculation the session has no drafter for, or are out of range). The stats' forward
+  // counters are the slot's own; its stream counters are the shared streamer's over the
+  // call, so they include other slots' reads when slots interleave.
   Result<GenerationStats> generate(int slot, const std::vector<int32_t>& prompt, int n_predict,
                                    const SamplingParams& sampling, bool ignore_eos, const SpecOverride& spec,
                                    const std::function<bool(int32_t, const std::string&)>& on_token);
