@@ -28,5 +28,8 @@ server_tests="$(dirname "$0")/../tests/server"
 if [[ ! -f "$server_tests/node_modules/.package-lock.json" ||
       "$server_tests/package-lock.json" -nt "$server_tests/node_modules/.package-lock.json" ]]; then
   echo "installing the server tests' npm packages (openai client)" >&2
-  (cd "$server_tests" && npm ci --no-audit --no-fund --loglevel=error)
+  # Without the registry the build still works; only the server tests then fail (they
+  # cannot import 'openai'), which is the honest outcome.
+  (cd "$server_tests" && npm ci --no-audit --no-fund --loglevel=error) ||
+    echo "warning: npm ci failed in tests/server: the server tests will fail until it succeeds" >&2
 fi
