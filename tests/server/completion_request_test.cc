@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 
 namespace sf::server {
@@ -120,6 +121,49 @@ TEST(CompletionRequest, MalformedJsonIsInvalidJson) {
     EXPECT_EQ(e.http_status, 400);
     EXPECT_EQ(e.code, "invalid_json") << body;
   }
+}
+
+// Random corruptions of a valid body (bytes replaced, inserted, cut; nesting) are either
+// accepted or a 400, never an exception or a crash.
+TEST(CompletionRequest, CorruptedBodiesNeverThrow) {
+  const std::string valid =
+      R"({"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":7,)"
+      R"("temperature":0.5,"stop":["a"],"stream":true,"stream_options":{"include_usage":true},)"
+      R"("specflash":{"method":"tree","draft_len":3},"seed":-5})";
+  const std::string alphabet = "{}[]\":,0123456789.-+eE truefalsn\\\x80\xff";
+  std::mt19937 rng(7);
+  int accepted = 0, rejected = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string body = valid;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !body.empty(); ++e) {
+      const size_t pos = rng() % body.size();
+      switch (rng() % 3) {
+        case 0:
+          body[pos] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          body.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        default:
+          body.resize(pos);
+      }
+    }
+    for (Endpoint endpoint : {Endpoint::kChat, Endpoint::kCompletion}) {
+      std::variant<CompletionRequest, ApiError> r;
+      ASSERT_NO_THROW(r = parse_completion_request(body, endpoint)) << body;
+      if (auto* err = std::get_if<ApiError>(&r)) {
+        EXPECT_EQ(err->http_status, 400) << body;
+        ++rejected;
+      } else {
+        ++accepted;
+      }
+    }
+  }
+  EXPECT_GT(accepted, 0);  // some edits keep the body valid (e.g. a digit changed)
+  EXPECT_GT(rejected, 0);
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(std::get<ApiError>(parse_completion_request(deep, Endpoint::kChat)).code, "invalid_json");
 }
 
 TEST(ApiError, SerialisesLikeOpenAI) {
