@@ -11,4 +11,5 @@ int quantize_command(int argc, char** argv);
 int synth_command(int argc, char** argv);
 int profile_command(int argc, char** argv);
 int train_predictor_command(int argc, char** argv);
+int serve_command(int argc, char** argv);
 }  // namespace sf::cli

@@ -27,6 +27,7 @@ const Subcommand kSubcommands[] = {
     {"dump", sf::cli::dump_command, "write tokens, top-k logits and greedy continuations as JSONL"},
     {"info", sf::cli::info_command, "print a GGUF file's architecture, sizes, types and metadata"},
     {"chat", sf::run_chat_command, "chat with a model in the terminal"},
+    {"serve", sf::cli::serve_command, "serve the model over an OpenAI-compatible HTTP API"},
     {"tokenize", sf::run_tokenize_command, "print the token ids and pieces of a text"},
     {"quantize", sf::cli::quantize_command, "convert a model's weights to another type (Q8_0, Q4_0, Q4_K, Q6_K, ...)"},
     {"pack", sf::cli::pack_command,

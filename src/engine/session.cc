@@ -12,7 +12,14 @@
 #include "spec/verify_profiler.h"
 
 namespace sf {
+
 namespace {
+// Added to a budget error with several slots: every slot's KV cache is in the footprint, so
+// fewer slots is a lever too.
+std::string slots_hint(int n_slots, uint64_t kv_per_slot, int n_ctx) {
+  return " (the footprint counts " + std::to_string(n_slots) + " slots of " + std::to_string(n_ctx) +
+         " tokens, each with a KV cache of " + format_bytes(kv_per_slot) + "; fewer slots (--parallel) need less)";
+}
 
 // After the drafter refused a draft for its vocabulary: which token differs, so the user
 // can tell a different tokenizer from, say, one added special token. Empty if unreadable.
@@ -53,7 +60,12 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
       std::unique_ptr<Session>(new Session(std::move(model), std::make_unique<Tokenizer>(std::move(tok)), options));
   Session& s = *session;
 
-  // A draft model is always resident and counts against the budget first.
+  if (options.n_slots < 1) return Status::Error("a session needs at least one slot");
+  const int n_slots = options.n_slots;
+  s.slots_.resize(static_cast<size_t>(n_slots));
+
+  // A draft model is always resident and counts against the budget first. Its weights are
+  // loaded once; every slot has its own drafter state (KV cache, scratch) over them.
   uint64_t draft_bytes = 0;
   const SpecConfig& spec = options.spec;
   const bool prune =
@@ -75,18 +87,23 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
       const std::string detail = describe_vocabulary_difference(spec.draft_model_path, *s.tokenizer_);
       if (!detail.empty()) return Status::Error(created.status().message() + " (" + detail + ")");
     }
-    SF_ASSIGN_OR_RETURN(std::unique_ptr<DraftModelDrafter> draft, std::move(created));
-    const ModelHParams& dhp = draft->model().hparams();
-    draft_bytes = draft->resident_bytes() + KvCache::bytes_for(dhp.n_layer, n_ctx, dhp.kv_dim()) +
-                  Transformer::scratch_bytes(dhp, options.max_batch);
-    s.drafter_ = std::move(draft);
-    s.builder_ = make_tree_builder(spec);
+    SF_ASSIGN_OR_RETURN(std::unique_ptr<DraftModelDrafter> first, std::move(created));
+    const ModelHParams& dhp = first->model().hparams();
+    draft_bytes = first->resident_bytes() + (KvCache::bytes_for(dhp.n_layer, n_ctx, dhp.kv_dim()) +
+                                             Transformer::scratch_bytes(dhp, options.max_batch)) *
+                                                static_cast<uint64_t>(n_slots);
+    DraftModelDrafter& shared = *first;
+    for (size_t i = 0; i < s.slots_.size(); ++i) {
+      s.slots_[i].drafter = i == 0 ? std::move(first) : shared.fork(s.pool_, n_ctx);
+      s.slots_[i].builder = make_tree_builder(options.spec);
+    }
     if (options.mem_budget.kind == MemoryBudget::Kind::kBytes && draft_bytes >= options.mem_budget.bytes)
       return Status::Errorf(
-          "the draft model needs %s resident (weights, KV cache, scratch), more than the whole "
-          "memory budget of %s; use a smaller draft or raise --mem-budget",
-          format_bytes(draft_bytes).c_str(), format_bytes(options.mem_budget.bytes).c_str());
+          "the draft model needs %s resident for %d slot(s) (weights, KV cache, scratch), more than the whole "
+          "memory budget of %s; use a smaller draft, fewer slots or raise --mem-budget",
+          format_bytes(draft_bytes).c_str(), n_slots, format_bytes(options.mem_budget.bytes).c_str());
   }
+
   if (prune) {
     std::unique_ptr<ExitScorer> scorer;
     if (!spec.prune.predictor_path.empty()) {
@@ -100,13 +117,24 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     s.pruner_ = std::make_unique<TreePruner>(pc, std::move(scorer));
   }
 
-  // Plan what stays in DRAM, then read exactly that.
-  const uint64_t kv_bytes = KvCache::bytes_for(hp.n_layer, n_ctx, hp.kv_dim());
-  const uint64_t scratch = Transformer::scratch_bytes(hp, options.max_batch) +
-                           static_cast<uint64_t>(options.max_batch) * hp.n_embd * sizeof(float) +
-                           static_cast<uint64_t>(hp.n_vocab) * sizeof(float) + draft_bytes;
-  SF_ASSIGN_OR_RETURN(s.plan_, plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget,
-                                              options.stream_buffers, /*require_head=*/prune));
+  // Plan what stays in DRAM, then read exactly that. Every slot's KV cache and scratch is
+  // allocated up front, so the plan counts all of them.
+  const uint64_t kv_bytes = KvCache::bytes_for(hp.n_layer, n_ctx, hp.kv_dim()) * static_cast<uint64_t>(n_slots);
+  const uint64_t scratch = (Transformer::scratch_bytes(hp, options.max_batch) +
+                            static_cast<uint64_t>(options.max_batch) * hp.n_embd * sizeof(float) +
+                            static_cast<uint64_t>(hp.n_vocab) * sizeof(float)) *
+                               static_cast<uint64_t>(n_slots) +
+                           draft_bytes;
+  // Pruning scores the exit layer with the LM head mid-pass: it must be resident.
+  auto plan = plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers,
+                             /*require_head=*/prune);
+  if (!plan.ok()) {
+    if (n_slots > 1)
+      return Status::Error(plan.status().message() +
+                           slots_hint(n_slots, KvCache::bytes_for(hp.n_layer, n_ctx, hp.kv_dim()), n_ctx));
+    return plan.status();
+  }
+  s.plan_ = std::move(plan).value();
   SF_RETURN_IF_ERROR(s.model_->mutable_weights().load_units(s.plan_.resident));
 
   LayerSource* source = nullptr;
@@ -123,8 +151,8 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     s.resident_source_ = std::make_unique<ResidentLayerSource>(s.model_->weights());
     source = s.resident_source_.get();
   }
-  s.target_ = std::make_unique<ModelRunner>(*s.model_, *source, s.pool_, n_ctx);
-  if (s.builder_) SF_RETURN_IF_ERROR(s.seed_latency_profile());
+  for (Slot& slot : s.slots_) slot.target = std::make_unique<ModelRunner>(*s.model_, *source, s.pool_, n_ctx);
+  if (s.slots_[0].builder) SF_RETURN_IF_ERROR(s.seed_latency_profile());
   s.load_seconds_ = load_timer.elapsed();
   return session;
 }
@@ -141,30 +169,52 @@ LatencyProfile::Key Session::profile_key() const {
 }
 
 Status Session::seed_latency_profile() {
-  LatencyProfile* profile = builder_->latency_profile();
+  LatencyProfile* profile = slots_[0].builder->latency_profile();
   if (!profile) return Status::Ok();
   const LatencyProfile::Key key = profile_key();
+  bool loaded_ok = false;
   if (!options_.spec.profile_path.empty()) {
     SF_ASSIGN_OR_RETURN(LatencyProfile loaded, LatencyProfile::load(options_.spec.profile_path));
     if (loaded.key() == key && loaded.has_verify_data()) {
       *profile = std::move(loaded);
-      return Status::Ok();
+      loaded_ok = true;
+    } else {
+      SF_LOG_WARN("%s was measured for %s at budget %s (%d threads); this session differs, so it is measured again",
+                  options_.spec.profile_path.c_str(), loaded.key().model.c_str(), loaded.key().budget.c_str(),
+                  loaded.key().threads);
     }
-    SF_LOG_WARN("%s was measured for %s at budget %s (%d threads); this session differs, so it is measured again",
-                options_.spec.profile_path.c_str(), loaded.key().model.c_str(), loaded.key().budget.c_str(),
-                loaded.key().threads);
   }
-  profile->set_key(key);
-  const int max_nodes = static_cast<int>(max_tree_size(options_.spec));
-  auto points = measure_verify_profile(*target_, profile_row_counts(max_nodes, target_->n_ctx()), 3, false, profile);
-  return points.status();
+  if (!loaded_ok) {
+    profile->set_key(key);
+    const int max_nodes = static_cast<int>(max_tree_size(options_.spec));
+    ModelRunner& target = *slots_[0].target;
+    SF_RETURN_IF_ERROR(
+        measure_verify_profile(target, profile_row_counts(max_nodes, target.n_ctx()), 3, false, profile).status());
+  }
+  // Every slot starts from the same measurements; each then refines its own.
+  for (size_t i = 1; i < slots_.size(); ++i)
+    if (LatencyProfile* p = slots_[i].builder->latency_profile()) *p = *profile;
+  return Status::Ok();
 }
 
 SessionCounters Session::counters() const {
   SessionCounters c;
-  c.forward_passes = target_->counters().forward_passes;
-  c.rows_evaluated = target_->counters().rows;
-  c.forward_seconds = target_->counters().forward_seconds;
+  for (int i = 0; i < n_slots(); ++i) {
+    const SessionCounters one = counters(i);
+    c.forward_passes += one.forward_passes;
+    c.rows_evaluated += one.rows_evaluated;
+    c.forward_seconds += one.forward_seconds;
+  }
+  if (streamer_) c.stream = streamer_->stats();
+  return c;
+}
+
+SessionCounters Session::counters(int slot) const {
+  const ModelRunner& target = *slots_.at(static_cast<size_t>(slot)).target;
+  SessionCounters c;
+  c.forward_passes = target.counters().forward_passes;
+  c.rows_evaluated = target.counters().rows;
+  c.forward_seconds = target.counters().forward_seconds;
   if (streamer_) c.stream = streamer_->stats();
   return c;
 }
@@ -174,49 +224,67 @@ Result<std::vector<int32_t>> Session::tokenize(const std::string& text, bool par
 }
 
 Status Session::evaluate(const std::vector<int32_t>& tokens, bool all_rows, std::vector<float>* logits) {
+  return evaluate(*slots_[0].target, tokens, all_rows, logits);
+}
+
+Status Session::evaluate(ModelRunner& target, const std::vector<int32_t>& tokens, bool all_rows,
+                         std::vector<float>* logits) {
   const ModelHParams& hp = model_->hparams();
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) return Status::Error("nothing to evaluate (empty token list)");
-  if (target_->n_past() + n > target_->n_ctx())
+  if (target.n_past() + n > target.n_ctx())
     return Status::Errorf("sequence of %lld tokens does not fit the context of %d tokens (use --ctx-size)",
-                          static_cast<long long>(target_->n_past() + n), target_->n_ctx());
+                          static_cast<long long>(target.n_past() + n), target.n_ctx());
   if (logits) logits->resize(static_cast<size_t>(all_rows ? n : 1) * hp.n_vocab);
   if (options_.prefill_progress && n > options_.max_batch) options_.prefill_progress(0, n);
   for (int64_t begin = 0; begin < n; begin += options_.max_batch) {
     if (options_.cancel != nullptr && options_.cancel->load()) return Status::Error(SessionOptions::kCancelledMessage);
     const int64_t end = std::min<int64_t>(n, begin + options_.max_batch);
-    SF_RETURN_IF_ERROR(target_->forward_causal(std::vector<int32_t>(tokens.begin() + begin, tokens.begin() + end)));
+    SF_RETURN_IF_ERROR(target.forward_causal(std::vector<int32_t>(tokens.begin() + begin, tokens.begin() + end)));
     if (options_.prefill_progress && n > options_.max_batch) options_.prefill_progress(end, n);
     if (!logits) continue;
     if (all_rows) {
-      SF_RETURN_IF_ERROR(target_->logits_all(logits->data() + begin * hp.n_vocab));
+      SF_RETURN_IF_ERROR(target.logits_all(logits->data() + begin * hp.n_vocab));
     } else if (end == n) {
-      SF_RETURN_IF_ERROR(target_->begin_head());
-      target_->row_logits(end - begin - 1, logits->data());
-      target_->end_head();
+      SF_RETURN_IF_ERROR(target.begin_head());
+      target.row_logits(end - begin - 1, logits->data());
+      target.end_head();
     }
   }
   return Status::Ok();
 }
 
-Result<GenerationStats> Session::generate(const std::vector<int32_t>& prompt, int n_predict,
-                                          const SamplingParams& sampling, bool ignore_eos,
+Result<GenerationStats> Session::generate(int slot_index, const std::vector<int32_t>& prompt, int n_predict,
+                                          const SamplingParams& sampling, bool ignore_eos, const SpecOverride& spec,
                                           const std::function<bool(int32_t, const std::string&)>& on_token) {
+  if (slot_index < 0 || slot_index >= n_slots())
+    return Status::Errorf("slot %d does not exist (the session has %d)", slot_index, n_slots());
+  Slot& slot = slots_[static_cast<size_t>(slot_index)];
+  ModelRunner& target = *slot.target;
+  SF_ASSIGN_OR_RETURN(const SpecConfig call_spec, resolve_spec(spec));
+  // A per-call builder when the call changes the method or the draft length.
+  std::unique_ptr<TreeBuilder> call_builder;
+  if (spec.active()) call_builder = make_tree_builder(call_spec);
+  if (call_builder && call_builder->latency_profile() && slot.builder->latency_profile())
+    *call_builder->latency_profile() = *slot.builder->latency_profile();
   GenerationStats stats;
   stats.load_seconds = load_seconds_;
   stats.prompt_tokens = static_cast<int>(prompt.size());
   if (prompt.empty()) return Status::Error("the prompt is empty (no tokens to start from)");
-  if (static_cast<int>(prompt.size()) > target_->n_ctx())
+  if (static_cast<int>(prompt.size()) > target.n_ctx())
     return Status::Errorf("the prompt has %zu tokens but the context holds %d (use --ctx-size)", prompt.size(),
-                          target_->n_ctx());
-  const SessionCounters before = counters();
-  if (drafter_) {
-    SF_RETURN_IF_ERROR(decode_speculative(prompt, n_predict, sampling, ignore_eos, on_token, &stats));
+                          target.n_ctx());
+  const SessionCounters before = counters(slot_index);
+  if (call_spec.enabled()) {
+    TreeBuilder& builder = call_builder ? *call_builder : *slot.builder;
+    const TreePruner* pruner = call_spec.method == SpecConfig::Method::kLever ? pruner_.get() : nullptr;
+    SF_RETURN_IF_ERROR(
+        decode_speculative(slot, builder, pruner, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
   } else {
-    SF_RETURN_IF_ERROR(decode_plain(prompt, n_predict, sampling, ignore_eos, on_token, &stats));
+    SF_RETURN_IF_ERROR(decode_plain(target, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
   }
   stats.peak_rss_bytes = peak_rss_bytes();
-  const SessionCounters after = counters();
+  const SessionCounters after = counters(slot_index);
   stats.counters.forward_passes = after.forward_passes - before.forward_passes;
   stats.counters.rows_evaluated = after.rows_evaluated - before.rows_evaluated;
   stats.counters.forward_seconds = after.forward_seconds - before.forward_seconds;
@@ -228,17 +296,39 @@ Result<GenerationStats> Session::generate(const std::vector<int32_t>& prompt, in
   return stats;
 }
 
-size_t Session::reuse_cached_prefix(const std::vector<int32_t>& prompt, size_t limit) {
-  const std::vector<int32_t>& cached = target_->committed_tokens();
+Result<SpecConfig> Session::resolve_spec(const SpecOverride& spec) const {
+  SpecConfig config = options_.spec;
+  if (!slots_[0].drafter) config.method = SpecConfig::Method::kNone;
+  if (spec.disable) {
+    config.method = SpecConfig::Method::kNone;
+    return config;
+  }
+  if (!spec.active()) return config;
+  if (!slots_[0].drafter)
+    return Status::Error("speculative decoding was asked for, but the session has no draft model (--draft)");
+  if (spec.method != SpecConfig::Method::kNone) {
+    if (spec.method != config.method) config.tree_widths.clear();  // the session's widths are for its method
+    config.method = spec.method;
+  }
+  if (spec.draft_len > 0) {
+    config.draft_len = spec.draft_len;
+    config.tree_widths.clear();
+  }
+  SF_RETURN_IF_ERROR(validate_spec_config(config));
+  return config;
+}
+
+size_t Session::reuse_cached_prefix(ModelRunner& target, const std::vector<int32_t>& prompt, size_t limit) {
+  const std::vector<int32_t>& cached = target.committed_tokens();
   size_t common = 0;
   while (common < limit && common < cached.size() && cached[common] == prompt[common]) ++common;
-  target_->truncate(static_cast<int>(common));
+  target.truncate(static_cast<int>(common));
   return common;
 }
 
-Status Session::decode_plain(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
-                             bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
-                             GenerationStats* stats) {
+Status Session::decode_plain(ModelRunner& target, const std::vector<int32_t>& prompt, int n_predict,
+                             const SamplingParams& sampling, bool ignore_eos,
+                             const std::function<bool(int32_t, const std::string&)>& on_token, GenerationStats* stats) {
   Sampler sampler(sampling);
   StreamingDecoder decoder(*tokenizer_);
   std::vector<int32_t> history = prompt;
@@ -246,9 +336,9 @@ Status Session::decode_plain(const std::vector<int32_t>& prompt, int n_predict, 
 
   Stopwatch prefill_timer;
   // At least the last prompt token is evaluated: its logits start decoding.
-  const size_t reused = reuse_cached_prefix(prompt, prompt.size() - 1);
+  const size_t reused = reuse_cached_prefix(target, prompt, prompt.size() - 1);
   stats->reused_prompt_tokens = static_cast<int>(reused);
-  SF_RETURN_IF_ERROR(evaluate({prompt.begin() + reused, prompt.end()}, false, &logits));
+  SF_RETURN_IF_ERROR(evaluate(target, {prompt.begin() + reused, prompt.end()}, false, &logits));
   stats->prefill_seconds = prefill_timer.elapsed();
 
   Stopwatch decode_timer;
@@ -260,11 +350,11 @@ Status Session::decode_plain(const std::vector<int32_t>& prompt, int n_predict, 
     ++stats->generated_tokens;
     if (!on_token(next, decoder.push(next))) break;
     if (i + 1 == n_predict) break;
-    if (target_->n_past() + 1 > target_->n_ctx()) {
-      SF_LOG_WARN("context of %d tokens is full; stopping generation", target_->n_ctx());
+    if (target.n_past() + 1 > target.n_ctx()) {
+      SF_LOG_WARN("context of %d tokens is full; stopping generation", target.n_ctx());
       break;
     }
-    SF_RETURN_IF_ERROR(evaluate({next}, false, &logits));
+    SF_RETURN_IF_ERROR(evaluate(target, {next}, false, &logits));
   }
   const std::string tail = decoder.flush();
   if (!tail.empty()) on_token(-1, tail);

@@ -2,7 +2,17 @@
 // plain autoregressive generation loop. The weights are fully resident, or, under a
 // memory budget, partly pinned and partly streamed from storage on every forward pass
 // (weights/). The entry point the CLI, server and benchmarks use.
-// Not thread-safe: one request at a time per Session.
+//
+// Slots: a Session holds options.n_slots independent sequences over the one set of weights,
+// tokenizer, thread pool and layer source. Each slot has its own KV cache (and so its own
+// prompt-prefix cache), scratch, drafter and tree builder; all slots' memory is counted in
+// the budget at creation. The CLI uses slot 0 through the slot-less overloads.
+//
+// Thread-safety: not thread-safe. The layer source (a streamer) and the thread pool serve
+// one forward pass at a time, so at most one thread may be inside a Session call at any
+// moment. A caller that interleaves generations on different slots (the server) must hold
+// one exclusive lock around generate(); it may release that lock inside on_token, because
+// no forward pass and no weight acquisition is in flight while on_token runs.
 #pragma once
 
 #include <atomic>
@@ -37,6 +47,7 @@ struct SessionOptions {
   int stream_buffers = 2;
   DirectReaderOptions io;
   SpecConfig spec;  // speculative decoding (default: plain autoregressive)
+  int n_slots = 1;  // independent sequences (KV cache, prefix cache, drafter) sharing the weights
   // Optional: for an evaluate() longer than max_batch (a long prompt's prefill), called
   // with (0, total) before the first chunk and (rows done, total) after each chunk.
   std::function<void(int64_t done, int64_t total)> prefill_progress;
@@ -45,6 +56,15 @@ struct SessionOptions {
   // evaluated so far stay cached and are reused by the next generate().
   const std::atomic<bool>* cancel = nullptr;
   static constexpr const char* kCancelledMessage = "cancelled";
+};
+
+// Per-call changes to speculative decoding in a session that has a drafter (the server's
+// per-request knobs). Default: the session's own configuration.
+struct SpecOverride {
+  bool disable = false;                                   // plain decoding for this call
+  SpecConfig::Method method = SpecConfig::Method::kNone;  // kNone: the session's method
+  int draft_len = 0;                                      // 0: the session's draft length
+  bool active() const { return !disable && (method != SpecConfig::Method::kNone || draft_len > 0); }
 };
 
 // Counters of everything the session did since creation (or reset_counters()).
@@ -87,27 +107,33 @@ class Session {
   const ResidencyPlan& plan() const { return plan_; }
   const SessionOptions& options() const { return options_; }
   const LayerStreamer* streamer() const { return streamer_.get(); }
-  int n_ctx() const { return target_->n_ctx(); }
-  int n_past() const { return target_->n_past(); }
-  const Drafter* drafter() const { return drafter_.get(); }
-  const TreeBuilder* tree_builder() const { return builder_.get(); }
-  TreeBuilder* tree_builder() { return builder_.get(); }
+  int n_slots() const { return static_cast<int>(slots_.size()); }
+  int n_ctx() const { return slots_[0].target->n_ctx(); }
+  int n_past() const { return slots_[0].target->n_past(); }
+  const Drafter* drafter() const { return slots_[0].drafter.get(); }
+  const TreeBuilder* tree_builder() const { return slots_[0].builder.get(); }
+  TreeBuilder* tree_builder() { return slots_[0].builder.get(); }
   const TreePruner* tree_pruner() const { return pruner_.get(); }
-  ThreadPool& pool() { return pool_; }
   // The key of this session's latency profile (model, budget, storage rate, threads). The
-  // builder's profile is seeded at creation: loaded from spec.profile_path when that file's
+  // builders' profile is seeded at creation: loaded from spec.profile_path when that file's
   // key matches, else measured then.
   LatencyProfile::Key profile_key() const;
-  // The target's runner (forward passes, KV cache), for tools that measure passes directly.
-  ModelRunner& target() { return *target_; }
+  // Slot 0's target runner (forward passes, KV cache), for tools that measure passes.
+  ModelRunner& target() { return *slots_[0].target; }
+  // The tokens whose K/V a slot's cache still holds (its prefix cache).
+  const std::vector<int32_t>& cached_tokens(int slot) const { return slots_.at(slot).target->committed_tokens(); }
+  ThreadPool& pool() { return pool_; }
   double load_seconds() const { return load_seconds_; }
+  // All slots together (slot: one slot's runner; the stream stats are always the shared
+  // streamer's, which serves every slot).
   SessionCounters counters() const;
+  SessionCounters counters(int slot) const;
 
   // Text to ids with the model's BOS rule; errors on invalid input.
   Result<std::vector<int32_t>> tokenize(const std::string& text, bool parse_special = true) const;
 
-  // Forgets the cached sequence.
-  void reset() { target_->reset(); }
+  // Forgets slot 0's cached sequence.
+  void reset() { slots_[0].target->reset(); }
 
   // Appends tokens to the sequence and runs the forward pass (in chunks of max_batch).
   // logits receives [n, n_vocab] when all_rows, else the last row's [n_vocab]. Error if the
@@ -120,18 +146,40 @@ class Session {
   // complete-UTF-8 text (possibly empty while a character is incomplete); return false to
   // stop. Stops at an end-of-generation token unless ignore_eos.
   Result<GenerationStats> generate(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
-                                   bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token);
+                                   bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token) {
+    return generate(0, prompt, n_predict, sampling, ignore_eos, SpecOverride{}, on_token);
+  }
+  // The speculative configuration a call with `spec` would use (its method is kNone for
+  // plain decoding); an error names what is wrong (no drafter, sizes out of range).
+  Result<SpecConfig> resolve_spec(const SpecOverride& spec) const;
+
+  // The same in a given slot, with per-call speculation changes (an error if they ask for
+  // speculation the session has no drafter for, or are out of range). The stats' forward
+  // counters are the slot's own; its stream counters are the shared streamer's over the
+  // call, so they include other slots' reads when slots interleave.
+  Result<GenerationStats> generate(int slot, const std::vector<int32_t>& prompt, int n_predict,
+                                   const SamplingParams& sampling, bool ignore_eos, const SpecOverride& spec,
+                                   const std::function<bool(int32_t, const std::string&)>& on_token);
 
  private:
   Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options);
+  // One sequence: the target's runner (KV cache, prefix cache) and the drafter's state.
+  struct Slot {
+    std::unique_ptr<ModelRunner> target;
+    std::unique_ptr<Drafter> drafter;
+    std::unique_ptr<TreeBuilder> builder;
+  };
   // Decoding loops after prefill; both fill stats and call on_token.
   // Truncates the target cache to the longest common prefix of its tokens and prompt[0, limit).
+  static size_t reuse_cached_prefix(ModelRunner& target, const std::vector<int32_t>& prompt, size_t limit);
+  Status evaluate(ModelRunner& target, const std::vector<int32_t>& tokens, bool all_rows, std::vector<float>* logits);
+  Status decode_plain(ModelRunner& target, const std::vector<int32_t>& prompt, int n_predict,
+                      const SamplingParams& sampling, bool ignore_eos,
+                      const std::function<bool(int32_t, const std::string&)>& on_token, GenerationStats* stats);
   Status seed_latency_profile();
-  size_t reuse_cached_prefix(const std::vector<int32_t>& prompt, size_t limit);
-  Status decode_plain(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
-                      bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
-                      GenerationStats* stats);
-  Status decode_speculative(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
+  // pruner: early-exit pruning for this call (lever), or none.
+  Status decode_speculative(Slot& slot, TreeBuilder& builder, const TreePruner* pruner,
+                            const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
                             bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
                             GenerationStats* stats);
 
@@ -142,10 +190,8 @@ class Session {
   ResidencyPlan plan_;
   std::unique_ptr<LayerStreamer> streamer_;
   std::unique_ptr<ResidentLayerSource> resident_source_;
-  std::unique_ptr<ModelRunner> target_;
-  std::unique_ptr<Drafter> drafter_;
-  std::unique_ptr<TreeBuilder> builder_;
-  std::unique_ptr<TreePruner> pruner_;  // early-exit pruning (lever with pruning on)
+  std::vector<Slot> slots_;
+  std::unique_ptr<TreePruner> pruner_;  // early-exit pruning (lever), shared by the slots: stateless
   double load_seconds_ = 0;
 };
 

@@ -18,9 +18,12 @@
 
 namespace sf {
 
-Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
+Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreePruner* pruner,
+                                   const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
                                    bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
                                    GenerationStats* stats) {
+  ModelRunner& target = *slot.target;
+  Drafter& drafter = *slot.drafter;
   const int n_vocab = model_->hparams().n_vocab;
   const int n_embd = model_->hparams().n_embd;
   Sampler verify_sampler(sampling);
@@ -31,12 +34,12 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
   std::vector<int32_t> history = prompt;
 
   Stopwatch prefill_timer;
-  const size_t reused = reuse_cached_prefix(prompt, prompt.size() - 1);
+  const size_t reused = reuse_cached_prefix(target, prompt, prompt.size() - 1);
   if (prompt.size() - 1 > reused)
-    SF_RETURN_IF_ERROR(evaluate({prompt.begin() + reused, prompt.end() - 1}, false, nullptr));
+    SF_RETURN_IF_ERROR(evaluate(target, {prompt.begin() + reused, prompt.end() - 1}, false, nullptr));
   stats->reused_prompt_tokens = static_cast<int>(reused);
   stats->prefill_seconds = prefill_timer.elapsed();
-  drafter_->reset(prompt);
+  drafter.reset(prompt);
   int32_t pending = prompt.back();
 
   Stopwatch decode_timer;
@@ -45,55 +48,55 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
   std::vector<float> row_buffer(static_cast<size_t>(n_vocab));
   bool done = n_predict <= 0;
   while (!done) {
-    const int64_t room = target_->n_ctx() - target_->n_past();
+    const int64_t room = target.n_ctx() - target.n_past();
     if (room < 1) {
-      SF_LOG_WARN("context of %d tokens is full; stopping generation", target_->n_ctx());
+      SF_LOG_WARN("context of %d tokens is full; stopping generation", target.n_ctx());
       break;
     }
     CycleStats cycle;
-    cycle.context = target_->n_past();
+    cycle.context = target.n_past();
     Stopwatch draft_timer;
     BuildContext ctx;
     ctx.max_nodes = room - 1;  // one cell is the pending token's
-    ctx.context = target_->n_past();
+    ctx.context = target.n_past();
     ctx.sampling = sampling;
     ctx.draft_sampler = &draft_sampler;
-    SF_RETURN_IF_ERROR(drafter_->begin_cycle(history, sampling, draft_sampler));
-    SF_RETURN_IF_ERROR(builder_->build(*drafter_, ctx, &tree));
+    SF_RETURN_IF_ERROR(drafter.begin_cycle(history, sampling, draft_sampler));
+    SF_RETURN_IF_ERROR(builder.build(drafter, ctx, &tree));
     cycle.draft_seconds = draft_timer.elapsed();
     cycle.tree_nodes = tree.size();
     cycle.max_depth = tree.max_depth();
 
     Stopwatch verify_timer;
     const double stall_before = streamer_ ? streamer_->stats().io_stall_seconds : 0;
-    const int32_t n_past = target_->n_past();
+    const int32_t n_past = target.n_past();
     PruneDecision decision;
     LayerTap tap;
-    if (pruner_ && tree.size() > 0) {
-      tap.layer = pruner_->config().exit_layer;
+    if (pruner && tree.size() > 0) {
+      tap.layer = pruner->config().exit_layer;
       tap.fn = [&](const float* hidden, const std::vector<int64_t>& rows, std::vector<int64_t>* keep) {
-        decision = pruner_->decide(tree, [&](int64_t row) { return hidden + row * n_embd; });
-        if (decision.kept == tree.size() || pruner_->config().shadow) return Status::Ok();
+        decision = pruner->decide(tree, [&](int64_t row) { return hidden + row * n_embd; });
+        if (decision.kept == tree.size() || pruner->config().shadow) return Status::Ok();
         for (int64_t r : rows)
           if (r == 0 || decision.keep[r - 1]) keep->push_back(r);
         return Status::Ok();
       };
     }
-    SF_RETURN_IF_ERROR(target_->forward(make_tree_batch(tree, pending, n_past), tap.fn ? &tap : nullptr));
+    SF_RETURN_IF_ERROR(target.forward(make_tree_batch(tree, pending, n_past), tap.fn ? &tap : nullptr));
     // The verifier walks the tree of rows that ran every layer.
     const bool pruned = tap.fn && decision.kept < tree.size();
     if (pruned) kept_tree = tree.subtree(decision.keep, &kept_to_node);
     const TokenTree& verified = pruned ? kept_tree : tree;
     auto node_of = [&](int32_t v) { return pruned ? kept_to_node[v] : v; };
-    SF_RETURN_IF_ERROR(target_->begin_head());
+    SF_RETURN_IF_ERROR(target.begin_head());
     const VerifyResult result = verify_tree(
         verified, n_vocab,
         [&](int64_t row) {
-          target_->row_logits(row == 0 ? 0 : tree_row(node_of(static_cast<int32_t>(row - 1))), row_buffer.data());
+          target.row_logits(row == 0 ? 0 : tree_row(node_of(static_cast<int32_t>(row - 1))), row_buffer.data());
           return row_buffer.data();
         },
         verify_sampler, history);
-    target_->end_head();
+    target.end_head();
     std::vector<int32_t> accepted;  // nodes of `tree`
     for (int32_t v : result.accepted) accepted.push_back(node_of(v));
     std::vector<int32_t> cells = {n_past}, tokens = {pending};
@@ -101,8 +104,8 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
       cells.push_back(n_past + static_cast<int32_t>(tree_row(node)));
       tokens.push_back(tree.node(node).token);
     }
-    target_->commit(cells, tokens);
-    drafter_->commit(tree, accepted, result.bonus);
+    target.commit(cells, tokens);
+    drafter.commit(tree, accepted, result.bonus);
     cycle.verify_seconds = verify_timer.elapsed();
     cycle.io_stall_seconds = (streamer_ ? streamer_->stats().io_stall_seconds : 0) - stall_before;
     cycle.rows_verified = tree.size() + 1;
@@ -113,7 +116,7 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
     for (size_t i = 0; i <= accepted.size(); ++i)
       cycle.visited.push_back({i == 0 ? TokenTree::kRoot : accepted[i - 1],
                                i < accepted.size() ? tree.node(accepted[i]).token : result.bonus});
-    builder_->observe(tree, cycle);
+    builder.observe(tree, cycle);
 
     SpecStats& sp = stats->spec;
     ++sp.cycles;
@@ -124,7 +127,7 @@ Status Session::decode_speculative(const std::vector<int32_t>& prompt, int n_pre
     sp.head_rows += static_cast<uint64_t>(result.rows_visited);
     sp.head_rows_saved += static_cast<uint64_t>(cycle.rows_verified - cycle.rows_pruned - result.rows_visited);
     sp.max_tree_nodes = std::max<uint64_t>(sp.max_tree_nodes, static_cast<uint64_t>(tree.size()));
-    if (tap.fn && pruner_->config().shadow) {
+    if (tap.fn && pruner->config().shadow) {
       // Greedy: the walk over the pruned tree follows the same path until the first
       // accepted node the decision dropped.
       sp.shadow_rows_kept += static_cast<uint64_t>(decision.kept) + 1;

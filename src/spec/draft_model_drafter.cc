@@ -25,6 +25,15 @@ Result<std::unique_ptr<DraftModelDrafter>> DraftModelDrafter::create(const std::
   return d;
 }
 
+std::unique_ptr<DraftModelDrafter> DraftModelDrafter::fork(ThreadPool& pool, int n_ctx) const {
+  std::unique_ptr<DraftModelDrafter> d(new DraftModelDrafter());
+  d->model_ = model_;
+  d->source_ = std::make_unique<ResidentLayerSource>(d->model_->weights());
+  d->runner_ = std::make_unique<ModelRunner>(*d->model_, *d->source_, pool, n_ctx);
+  d->logits_.resize(logits_.size());
+  return d;
+}
+
 void DraftModelDrafter::reset(const std::vector<int32_t>& prompt) {
   runner_->reset();
   pending_ = prompt;

@@ -36,6 +36,10 @@ class DraftModelDrafter : public Drafter {
   static Result<std::unique_ptr<DraftModelDrafter>> create(const std::string& path, const Tokenizer& target_vocab,
                                                            int target_n_vocab, ThreadPool& pool, int n_ctx);
 
+  // Another drafter over the same draft weights (shared, read-only) with its own KV cache,
+  // for another sequence: only the cache and scratch are new memory.
+  std::unique_ptr<DraftModelDrafter> fork(ThreadPool& pool, int n_ctx) const;
+
   const char* name() const override { return "draft-model"; }
   const Model& model() const { return *model_; }
   uint64_t resident_bytes() const override { return model_->weights().resident_bytes(); }
@@ -54,7 +58,7 @@ class DraftModelDrafter : public Drafter {
   NodeDistribution distribution(const TokenTree& tree, int32_t node, const float* logits) const;
   Status draft_root(std::vector<NodeDistribution>* out);
 
-  std::unique_ptr<Model> model_;
+  std::shared_ptr<const Model> model_;  // shared by forks
   std::unique_ptr<ResidentLayerSource> source_;
   std::unique_ptr<ModelRunner> runner_;
   std::vector<int32_t> pending_;

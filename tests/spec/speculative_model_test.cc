@@ -221,7 +221,8 @@ struct StochasticCase {
   int draft_len;
   std::vector<int> widths;
   bool prune = false;
-  // Deterministic top-k children accept less often under sampling than i.i.d. drafts.
+  // Deterministic top-k children accept less often under sampling than i.i.d. drafts, and
+  // LEVER grows large trees under emulated slow storage (most of their nodes are siblings).
   double min_accept_rate = 0.10;
 };
 
@@ -290,7 +291,7 @@ INSTANTIATE_TEST_SUITE_P(
     Drafts, StochasticLossless,
     ::testing::Values(StochasticCase{"chain", M::kChain, 3, {}}, StochasticCase{"tree", M::kTree, 2, {3, 2}},
                       StochasticCase{"opt_tree", M::kOptTree, 4, {}, false, 0.05},
-                      StochasticCase{"lever_pruned_streamed0_emulated", M::kLever, 4, {}, true, 0.05}),
+                      StochasticCase{"lever_pruned_streamed0_emulated", M::kLever, 4, {}, true, 0.02}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(SpeculativeErrors, BadLeverSettingsAreClearErrors) {
