@@ -17,6 +17,7 @@ Status FrontierTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Tok
   const int64_t cap = std::min<int64_t>(
       ctx.max_nodes, gain_per_cost ? options_.max_nodes : std::min(options_.node_budget, options_.max_nodes));
   if (cap <= 0) return Status::Ok();
+  if (gain_per_cost && !root_may_pay(ctx.context)) return Status::Ok();  // plain decoding this cycle
 
   std::vector<Candidate> frontier;
   std::vector<NodeDistribution> dists;
@@ -90,6 +91,22 @@ Status FrontierTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Tok
   }
   last_gain_ = gain;
   return Status::Ok();
+}
+
+bool FrontierTreeBuilder::root_may_pay(int context) {
+  // Even the root's best child (worth at most rho tokens) must pay for the root's draft
+  // pass and one more verification row, or the cycle is better spent decoding plainly.
+  // Where a pass is cheap next to drafting (a small resident target) this keeps LEVER at
+  // Flash-AR's speed instead of below it. Every kProbeEvery-th skipped cycle drafts anyway,
+  // so the draft's cost and the calibration keep being measured.
+  const double verify = profile_.verify_seconds(1, context);
+  const double draft = profile_.draft_pass_seconds();
+  if (verify <= 0 || draft <= 0) return true;
+  const double d_verify = std::max(profile_.marginal_seconds(2, context), 1e-7);
+  const double plain_rate = 1.0 / verify;
+  const double best_rate = (1.0 + rho_ * calibration_.reliability()) / (verify + d_verify + draft);
+  if (best_rate > plain_rate) return true;
+  return ++skips_ % kProbeEvery == 0;
 }
 
 void FrontierTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {

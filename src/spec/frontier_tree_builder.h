@@ -69,6 +69,8 @@ class FrontierTreeBuilder : public TreeBuilder {
     double b;
   };
   double child_value(double p, double mass) const;
+  // LEVER: whether drafting at all can beat a plain decoding step this cycle.
+  bool root_may_pay(int context);
 
   FrontierBuilderOptions options_;
   const char* name_;
@@ -77,6 +79,7 @@ class FrontierTreeBuilder : public TreeBuilder {
   static constexpr int kProbeEvery = 8;
   double rho_ = 0.8;  // running estimate of max_a c(a|u)
   int stalls_ = 0;    // cycles stopped by a barely measured row count
+  int skips_ = 0;     // cycles where drafting could not pay
   double last_gain_ = 1;
   std::vector<double> reach_;  // b per node of the last tree
 };
