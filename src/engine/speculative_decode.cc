@@ -127,7 +127,9 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     sp.head_rows += static_cast<uint64_t>(result.rows_visited);
     sp.head_rows_saved += static_cast<uint64_t>(cycle.rows_verified - cycle.rows_pruned - result.rows_visited);
     sp.max_tree_nodes = std::max<uint64_t>(sp.max_tree_nodes, static_cast<uint64_t>(tree.size()));
-    if (tap.fn && pruner->config().shadow) {
+    if (pruner && pruner->config().shadow && !tap.fn) {
+      sp.shadow_rows_kept += static_cast<uint64_t>(cycle.rows_verified);  // an empty tree: nothing to prune
+    } else if (tap.fn && pruner->config().shadow) {
       // Greedy: the walk over the pruned tree follows the same path until the first
       // accepted node the decision dropped.
       sp.shadow_rows_kept += static_cast<uint64_t>(decision.kept) + 1;
