@@ -24,10 +24,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool uses_spec(const BenchConfig& c) {
-  return std::any_of(c.methods.begin(), c.methods.end(), [](BenchMethod m) { return m.speculative(); });
-}
-
 bool has(const BenchConfig& c, BenchMethod m) {
   return std::find(c.methods.begin(), c.methods.end(), m) != c.methods.end();
 }
