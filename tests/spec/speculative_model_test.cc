@@ -163,9 +163,15 @@ TEST_P(GreedyLossless, EqualsPlainDecodingAndAcceptsDrafts) {
               static_cast<unsigned long long>(largest));
   // Without emulated I/O LEVER's trees follow measured timings (often 1-2 nodes on this
   // tiny model, which the safeguards never prune); with it they are large.
-  if (c.prune && c.io_bandwidth > 0) EXPECT_GT(pruned, 0u) << "pruning must have dropped rows";
-  if (!c.prune) EXPECT_EQ(pruned, 0u);
-  if (c.method == SpecConfig::Method::kOptTree) EXPECT_EQ(largest, 12u) << "opt-tree fills its node budget";
+  if (c.prune && c.io_bandwidth > 0) {
+    EXPECT_GT(pruned, 0u) << "pruning must have dropped rows";
+  }
+  if (!c.prune) {
+    EXPECT_EQ(pruned, 0u);
+  }
+  if (c.method == SpecConfig::Method::kOptTree) {
+    EXPECT_EQ(largest, 12u) << "opt-tree fills its node budget";
+  }
   EXPECT_GT(proposed, 0u);
   EXPECT_GT(static_cast<double>(accepted), c.min_accept_rate * static_cast<double>(proposed))
       << "drafts must be accepted";
@@ -284,7 +290,9 @@ TEST_P(StochasticLossless, FirstAndSecondTokenDistributionsMatchTarget) {
   EXPECT_GT(static_cast<double>(accepted), c.min_accept_rate * static_cast<double>(proposed))
       << "drafts must be accepted";
   EXPECT_LT(accepted, proposed) << "and sometimes rejected, or the residual path is untested";
-  if (c.prune) EXPECT_GT(pruned, 0u) << "pruning must have dropped rows";
+  if (c.prune) {
+    EXPECT_GT(pruned, 0u) << "pruning must have dropped rows";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
