@@ -84,7 +84,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     }
     SF_RETURN_IF_ERROR(target.forward(make_tree_batch(tree, pending, n_past), tap.fn ? &tap : nullptr));
     // The verifier walks the tree of rows that ran every layer.
-    const bool pruned = tap.fn && decision.kept < tree.size();
+    // (Shadow pruning decides but verifies the whole tree, to measure what pruning keeps.)
+    const bool pruned = tap.fn && !pruner->config().shadow && decision.kept < tree.size();
     if (pruned) kept_tree = tree.subtree(decision.keep, &kept_to_node);
     const TokenTree& verified = pruned ? kept_tree : tree;
     auto node_of = [&](int32_t v) { return pruned ? kept_to_node[v] : v; };
