@@ -20,6 +20,14 @@ $sf bench "${stories[@]}" --methods "$methods" --budgets 0%,50%,100% --io-bandwi
   --json $out/stories-ufs4.json >$out/stories-ufs4.md
 $sf bench "${stories[@]}" --methods "$methods" --budgets 0%,50% --io-bandwidth 25M \
   --json $out/stories-phone.json >$out/stories-phone.md
+# Pruning: scorer (logit lens, trained predictor) and theta, phone regime at 0%.
+for theta in 0.1 0.3; do
+  $sf bench "${stories[@]}" --methods flash-ar,lever-noprune,lever,lever-shadow --budgets 0% --io-bandwidth 25M \
+    --lever-theta $theta --json $out/theta-$theta-lens.json >$out/theta-$theta-lens.md
+  $sf bench "${stories[@]}" --methods flash-ar,lever-noprune,lever,lever-shadow --budgets 0% --io-bandwidth 25M \
+    --lever-theta $theta --lever-predictor models/stories260K-predictor-l2.gguf \
+    --json $out/theta-$theta-pred.json >$out/theta-$theta-pred.md
+done
 # (ii) cost only: synthetic 1.1B target and draft (random weights: drafts are not accepted).
 [[ -f bench-out/llama1b-q4_0.gguf ]] || $sf synth --arch llama --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf \
   --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --type Q4_0 --seed 1 -o bench-out/llama1b-q4_0.gguf
