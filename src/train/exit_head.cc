@@ -43,10 +43,8 @@ ExitHead exit_head_from_model(const Model& model) {
   return head;
 }
 
-namespace {
-// logits [n, V] of rows of hidden; keeps xn and rstd for backward.
-void head_forward(const ExitHead& head, const float* x, int64_t n, std::vector<float>& xn, std::vector<float>& rstd,
-                  std::vector<float>& logits, ThreadPool& pool) {
+void exit_head_forward(const ExitHead& head, const float* x, int64_t n, std::vector<float>& xn,
+                       std::vector<float>& rstd, std::vector<float>& logits, ThreadPool& pool) {
   const int64_t E = head.n_embd, V = head.n_vocab;
   xn.resize(n * E);
   rstd.resize(n);
@@ -54,7 +52,6 @@ void head_forward(const ExitHead& head, const float* x, int64_t n, std::vector<f
   rms_norm_forward(x, head.params.data(), head.rms_eps, n, E, xn.data(), rstd.data());
   linear_forward(xn.data(), head.params.data() + E, n, E, V, logits.data(), &pool);
 }
-}  // namespace
 
 double train_exit_head(ExitHead& head, const std::vector<float>& hidden, const TeacherData& t,
                        const ExitHeadTrainOptions& o, ThreadPool& pool) {
@@ -79,7 +76,7 @@ double train_exit_head(ExitHead& head, const std::vector<float>& hidden, const T
       std::copy_n(t.logits.begin() + r * k, k, tl.begin() + b * k);
       lse[b] = t.lse[r];
     }
-    head_forward(head, x.data(), B, xn, rstd, logits, pool);
+    exit_head_forward(head, x.data(), B, xn, rstd, logits, pool);
     TeacherTopK view{static_cast<int>(k), ids.data(), tl.data(), lse.data()};
     last = distill_loss(o.loss, logits.data(), view, B, V, dlogits.data());
     std::fill(grad.begin(), grad.end(), 0.0f);
@@ -96,7 +93,7 @@ double train_exit_head(ExitHead& head, const std::vector<float>& hidden, const T
 double exit_head_top1(const ExitHead& head, const std::vector<float>& hidden, const TeacherData& t, ThreadPool& pool) {
   const int64_t V = head.n_vocab, rows = static_cast<int64_t>(t.tokens.size());
   std::vector<float> xn, rstd, logits;
-  head_forward(head, hidden.data(), rows, xn, rstd, logits, pool);
+  exit_head_forward(head, hidden.data(), rows, xn, rstd, logits, pool);
   int64_t hits = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = logits.data() + r * V;

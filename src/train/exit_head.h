@@ -28,6 +28,11 @@ struct ExitHead {
   std::vector<float> params;  // [n_embd] norm weight, then [n_vocab, n_embd] head
 };
 
+// Logits [n, n_vocab] of n rows of hidden states x [n, n_embd]; keeps the normalised
+// rows xn and their rstd for a backward pass.
+void exit_head_forward(const ExitHead& head, const float* x, int64_t n, std::vector<float>& xn,
+                       std::vector<float>& rstd, std::vector<float>& logits, ThreadPool& pool);
+
 // A head equal to the model's output_norm + LM head (dequantised to f32).
 ExitHead exit_head_from_model(const Model& model);
 

@@ -14,16 +14,6 @@
 namespace sf::train {
 namespace {
 
-void forward(const ExitHead& head, const float* x, int64_t n, std::vector<float>& xn, std::vector<float>& rstd,
-             std::vector<float>& logits, ThreadPool& pool) {
-  const int64_t E = head.n_embd, V = head.n_vocab;
-  xn.resize(n * E);
-  rstd.resize(n);
-  logits.resize(n * V);
-  rms_norm_forward(x, head.params.data(), head.rms_eps, n, E, xn.data(), rstd.data());
-  linear_forward(xn.data(), head.params.data() + E, n, E, V, logits.data(), &pool);
-}
-
 // Teacher logit of `id` at a row: from the top-K, else the K-th logit (see the header).
 float teacher_logit(const int32_t* ids, const float* logits, int k, int32_t id) {
   for (int i = 0; i < k; ++i)
@@ -94,7 +84,7 @@ double train_predictor(ExitHead& head, const std::vector<float>& hidden, const T
       picked[b] = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
       std::copy_n(hidden.begin() + picked[b] * E, E, x.begin() + b * E);
     }
-    forward(head, x.data(), B, xn, rstd, logits, pool);
+    exit_head_forward(head, x.data(), B, xn, rstd, logits, pool);
     double loss = 0;
     for (int64_t b = 0; b < B; ++b) {
       const int64_t r = picked[b];
@@ -118,7 +108,7 @@ double candidate_agreement(const ExitHead& head, const std::vector<float>& hidde
                            const std::vector<int32_t>& candidates, int kc, ThreadPool& pool) {
   const int64_t V = head.n_vocab, rows = static_cast<int64_t>(t.tokens.size());
   std::vector<float> xn, rstd, logits;
-  forward(head, hidden.data(), rows, xn, rstd, logits, pool);
+  exit_head_forward(head, hidden.data(), rows, xn, rstd, logits, pool);
   int64_t hits = 0, counted = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t* c = candidates.data() + r * kc;
