@@ -12,7 +12,6 @@ double FrontierTreeBuilder::child_value(double p, double mass) const {
 Status FrontierTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) {
   tree->clear();
   reach_.clear();
-  last_gain_ = 1;
   const bool gain_per_cost = options_.objective == FrontierBuilderOptions::Objective::kGainPerCost;
   const int64_t cap = std::min<int64_t>(
       ctx.max_nodes, gain_per_cost ? options_.max_nodes : std::min(options_.node_budget, options_.max_nodes));
@@ -89,7 +88,6 @@ Status FrontierTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Tok
     pending.clear();
     pending_max_b = 0;
   }
-  last_gain_ = gain;
   return Status::Ok();
 }
 

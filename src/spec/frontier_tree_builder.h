@@ -57,9 +57,6 @@ class FrontierTreeBuilder : public TreeBuilder {
   LatencyProfile* latency_profile() override {
     return options_.objective == FrontierBuilderOptions::Objective::kGainPerCost ? &profile_ : nullptr;
   }
-  const AcceptanceCalibration& calibration() const { return calibration_; }
-  // Expected tokens per cycle (G) of the last tree, for statistics.
-  double last_expected_gain() const { return last_gain_; }
 
  private:
   struct Candidate {
@@ -77,10 +74,9 @@ class FrontierTreeBuilder : public TreeBuilder {
   LatencyProfile profile_;
   AcceptanceCalibration calibration_;
   static constexpr int kProbeEvery = 8;
-  double rho_ = 0.8;  // running estimate of max_a c(a|u)
-  int stalls_ = 0;    // cycles stopped by a barely measured row count
-  int skips_ = 0;     // cycles where drafting could not pay
-  double last_gain_ = 1;
+  double rho_ = 0.8;           // running estimate of max_a c(a|u)
+  int stalls_ = 0;             // cycles stopped by a barely measured row count
+  int skips_ = 0;              // cycles where drafting could not pay
   std::vector<double> reach_;  // b per node of the last tree
 };
 

@@ -53,6 +53,16 @@ void exit_head_forward(const ExitHead& head, const float* x, int64_t n, std::vec
   linear_forward(xn.data(), head.params.data() + E, n, E, V, logits.data(), &pool);
 }
 
+void exit_head_backward(const ExitHead& head, const float* x, const std::vector<float>& xn,
+                        const std::vector<float>& rstd, const float* dlogits, int64_t n, std::vector<float>& grad,
+                        ThreadPool& pool) {
+  const int64_t E = head.n_embd, V = head.n_vocab;
+  std::vector<float> dxn(n * E, 0.0f), dx(n * E, 0.0f);
+  std::fill(grad.begin(), grad.end(), 0.0f);
+  linear_backward(dlogits, xn.data(), head.params.data() + E, n, E, V, dxn.data(), grad.data() + E, &pool);
+  rms_norm_backward(dxn.data(), x, head.params.data(), rstd.data(), n, E, dx.data(), grad.data());
+}
+
 double train_exit_head(ExitHead& head, const std::vector<float>& hidden, const TeacherData& t,
                        const ExitHeadTrainOptions& o, ThreadPool& pool) {
   const int64_t E = head.n_embd, V = head.n_vocab, k = t.k;
@@ -63,7 +73,7 @@ double train_exit_head(ExitHead& head, const std::vector<float>& hidden, const T
   AdamW opt({o.lr, 0.9f, 0.95f, 1e-8f, o.weight_decay}, n_params);
   std::vector<uint8_t> decay(n_params, 1);
   std::fill_n(decay.begin(), E, 0);
-  std::vector<float> x(B * E), xn, rstd, logits, dlogits(B * V), dxn(B * E), dx(B * E), grad(n_params);
+  std::vector<float> x(B * E), xn, rstd, logits, dlogits(B * V), grad(n_params);
   std::vector<int32_t> ids(B * k);
   std::vector<float> tl(B * k), lse(B);
   std::mt19937_64 rng(o.seed);
@@ -79,11 +89,7 @@ double train_exit_head(ExitHead& head, const std::vector<float>& hidden, const T
     exit_head_forward(head, x.data(), B, xn, rstd, logits, pool);
     TeacherTopK view{static_cast<int>(k), ids.data(), tl.data(), lse.data()};
     last = distill_loss(o.loss, logits.data(), view, B, V, dlogits.data());
-    std::fill(grad.begin(), grad.end(), 0.0f);
-    std::fill(dxn.begin(), dxn.end(), 0.0f);
-    std::fill(dx.begin(), dx.end(), 0.0f);
-    linear_backward(dlogits.data(), xn.data(), head.params.data() + E, B, E, V, dxn.data(), grad.data() + E, &pool);
-    rms_norm_backward(dxn.data(), x.data(), head.params.data(), rstd.data(), B, E, dx.data(), grad.data());
+    exit_head_backward(head, x.data(), xn, rstd, dlogits.data(), B, grad, pool);
     clip_grad_norm(grad.data(), n_params, o.clip);
     opt.step(head.params.data(), grad.data(), cosine_lr(step, o.steps, o.steps / 10, o.lr, o.lr * 0.1f), decay);
   }

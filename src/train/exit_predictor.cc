@@ -75,7 +75,7 @@ double train_predictor(ExitHead& head, const std::vector<float>& hidden, const T
   const int64_t n_params = static_cast<int64_t>(head.params.size());
   AdamW opt({o.lr, 0.9f, 0.95f, 1e-8f, 0.0f}, n_params);
   std::vector<uint8_t> decay(n_params, 0);
-  std::vector<float> x(B * E), xn, rstd, logits, dlogits(B * V), dxn(B * E), dx(B * E), grad(n_params);
+  std::vector<float> x(B * E), xn, rstd, logits, dlogits(B * V), grad(n_params);
   std::vector<int64_t> picked(B);
   std::mt19937_64 rng(o.seed);
   double last = 0;
@@ -93,11 +93,7 @@ double train_predictor(ExitHead& head, const std::vector<float>& hidden, const T
     }
     for (float& g : dlogits) g /= static_cast<float>(B);
     last = loss / static_cast<double>(B);
-    std::fill(grad.begin(), grad.end(), 0.0f);
-    std::fill(dxn.begin(), dxn.end(), 0.0f);
-    std::fill(dx.begin(), dx.end(), 0.0f);
-    linear_backward(dlogits.data(), xn.data(), head.params.data() + E, B, E, V, dxn.data(), grad.data() + E, &pool);
-    rms_norm_backward(dxn.data(), x.data(), head.params.data(), rstd.data(), B, E, dx.data(), grad.data());
+    exit_head_backward(head, x.data(), xn, rstd, dlogits.data(), B, grad, pool);
     clip_grad_norm(grad.data(), n_params, o.clip);
     opt.step(head.params.data(), grad.data(), cosine_lr(step, o.steps, o.steps / 10, o.lr, o.lr * 0.1f), decay);
   }
