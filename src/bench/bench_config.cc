@@ -6,6 +6,10 @@
 namespace sf::bench {
 namespace {
 
+// BiLD's fallback threshold when `bld` has no number: the draft verifies as soon as its
+// most likely next token is below 30% (BiLD sweeps 0.2-0.6 for its fallback policy).
+constexpr float kBldDefaultThreshold = 0.3f;
+
 std::vector<std::string_view> split_commas(std::string_view text) {
   std::vector<std::string_view> items;
   size_t pos = 0;
@@ -47,6 +51,16 @@ const char* kind_name(BenchMethod::Kind k) {
       return "lever-noprune";
     case K::kLeverShadow:
       return "lever-shadow";
+    case K::kEdgeLlm:
+      return "edgellm";
+    case K::kEdgeLlmNoPacer:
+      return "edgellm-nopacer";
+    case K::kEdgeLlmNoFallback:
+      return "edgellm-nofallback";
+    case K::kEdgeLlmNoProvisional:
+      return "edgellm-noprovisional";
+    case K::kBld:
+      return "bld";
   }
   return "?";
 }
@@ -85,6 +99,19 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       spec.prune.enabled = m.kind == K::kLever;
       spec.prune.shadow = m.kind == K::kLeverShadow;
       break;
+    case K::kEdgeLlm:
+    case K::kEdgeLlmNoPacer:
+    case K::kEdgeLlmNoFallback:
+    case K::kEdgeLlmNoProvisional:
+    case K::kBld:
+      spec.method = SpecConfig::Method::kEdgeLlm;
+      spec.edgellm = c.edgellm;
+      spec.edgellm.pacer = m.kind != K::kEdgeLlmNoPacer && m.kind != K::kBld;
+      spec.edgellm.fallback = m.kind != K::kEdgeLlmNoFallback;
+      spec.edgellm.provisional =
+          c.edgellm.provisional && m.kind != K::kEdgeLlmNoProvisional && m.kind != K::kBld;
+      if (m.kind == K::kBld) spec.edgellm.token_threshold = m.param > 0 ? m.param / 100.0f : kBldDefaultThreshold;
+      break;
     default:
       spec.method = SpecConfig::Method::kNone;
   }
@@ -99,8 +126,19 @@ std::string method_name(BenchMethod m) {
 
 Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
   using K = BenchMethod::Kind;
-  static const K kAll[] = {K::kAr,      K::kFlashAr, K::kChain,        K::kTree,
-                           K::kOptTree, K::kLever,   K::kLeverNoPrune, K::kLeverShadow};
+  static const K kAll[] = {K::kAr,
+                           K::kFlashAr,
+                           K::kChain,
+                           K::kTree,
+                           K::kOptTree,
+                           K::kLever,
+                           K::kLeverNoPrune,
+                           K::kLeverShadow,
+                           K::kEdgeLlm,
+                           K::kEdgeLlmNoPacer,
+                           K::kEdgeLlmNoFallback,
+                           K::kEdgeLlmNoProvisional,
+                           K::kBld};
   std::vector<BenchMethod> methods;
   for (std::string_view item : split_commas(text)) {
     item = trim(item);
@@ -115,14 +153,15 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
     if (!found)
       return Status::Error(
           "unknown method '" + std::string(item) +
-          "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow)");
+          "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
+          "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, bld[:percent])");
     BenchMethod m{*found, 0};
     if (!param.empty()) {
       const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);
       if (ec != std::errc() || ptr != param.data() + param.size() || m.param < 1 ||
-          (m.kind != K::kChain && m.kind != K::kOptTree))
+          (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kBld) || (m.kind == K::kBld && m.param > 99))
         return Status::Error("method '" + std::string(item) +
-                             "': only chain:GAMMA and opt-tree:NODES take a positive number");
+                             "': only chain:GAMMA, opt-tree:NODES and bld:PERCENT (1..99) take a positive number");
     }
     if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
   }

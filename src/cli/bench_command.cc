@@ -65,6 +65,8 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   c.prune.theta = session_flags.lever_theta;
   c.prune.predictor_path = session_flags.lever_predictor;
   c.profile_path = session_flags.latency_profile;
+  c.edgellm.alpha = session_flags.edgellm_alpha;
+  c.edgellm.provisional = !session_flags.edgellm_no_provisional;
   const std::string methods =
       !f.methods.empty() ? f.methods : (c.draft_model_path.empty() ? "ar,flash-ar" : "ar,flash-ar,chain,tree");
   SF_ASSIGN_OR_RETURN(c.methods, bench::parse_methods(methods));

@@ -29,9 +29,10 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
       ->check(CLI::IsMember({"auto", "io_uring", "pread"}));
   app.add_option("--draft", draft_path, "draft model for speculative decoding (same vocabulary as the target)");
   app.add_option("--spec", spec,
-                 "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget) or "
-                 "lever (gain/cost trees + early-exit pruning) (default: chain when --draft is given)")
-      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever"}));
+                 "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
+                 "lever (gain/cost trees + early-exit pruning) or edgellm (confidence-paced trees, adaptive "
+                 "verification, drafting during the target's I/O) (default: chain when --draft is given)")
+      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
   app.add_option("--node-budget", node_budget, "opt-tree: nodes per tree (default 16)");
@@ -43,6 +44,11 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--lever-predictor", lever_predictor,
                  "lever: trained exit predictor (specflash train-predictor); default: the logit lens");
   app.add_flag("--lever-no-prune", lever_no_prune, "lever: gain/cost trees without early-exit pruning");
+  app.add_option("--edgellm-alpha", edgellm_alpha,
+                 "edgellm: initial verification threshold on the tree's cumulative confidence (0..1, default 0.01; "
+                 "it adapts after every verification)");
+  app.add_flag("--edgellm-no-provisional", edgellm_no_provisional,
+               "edgellm: do not draft while the target waits for streamed weights");
   app.add_option("--latency-profile", latency_profile,
                  "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
 
@@ -92,7 +98,11 @@ namespace sf::cli {
 Result<SpecConfig> SessionFlags::spec_config() const {
   SpecConfig c;
   using M = SpecConfig::Method;
-  c.method = spec == "tree" ? M::kTree : spec == "opt-tree" ? M::kOptTree : spec == "lever" ? M::kLever : M::kChain;
+  c.method = spec == "tree"       ? M::kTree
+             : spec == "opt-tree" ? M::kOptTree
+             : spec == "lever"    ? M::kLever
+             : spec == "edgellm"  ? M::kEdgeLlm
+                                  : M::kChain;
   if (draft_path.empty() && spec != "none")
     return Status::Errorf("--spec %s needs a draft model (--draft DRAFT.gguf)", spec.c_str());
   c.draft_model_path = draft_path;
@@ -114,6 +124,8 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   c.prune.theta = lever_theta;
   c.prune.predictor_path = lever_predictor;
   c.profile_path = latency_profile;
+  c.edgellm.alpha = edgellm_alpha;
+  c.edgellm.provisional = !edgellm_no_provisional;
   SF_RETURN_IF_ERROR(validate_spec_config(c));
   return c;
 }

@@ -15,6 +15,8 @@ const char* SpecConfig::method_name(Method m) {
       return "opt-tree";
     case Method::kLever:
       return "lever";
+    case Method::kEdgeLlm:
+      return "edgellm";
   }
   return "?";
 }
@@ -51,6 +53,7 @@ int64_t max_tree_size(const SpecConfig& c) {
     case SpecConfig::Method::kOptTree:
       return std::min(c.node_budget, c.max_tree_nodes);
     case SpecConfig::Method::kLever:
+    case SpecConfig::Method::kEdgeLlm:
       return c.max_tree_nodes;
     default:
       return tree_node_count(tree_widths(c));
@@ -71,6 +74,15 @@ Status validate_spec_config(const SpecConfig& c) {
   if (!(c.prune.temperature > 0.0f)) return Status::Error("the pruning temperature must be positive");
   if (c.prune.root_keep < 1) return Status::Error("pruning must keep at least one child of the root");
   if (c.prune.shadow && c.prune.enabled) return Status::Error("shadow pruning measures retention without pruning");
+  if (!(c.edgellm.alpha > 0.0f && c.edgellm.alpha < 1.0f))
+    return Status::Errorf("--edgellm-alpha %g is out of range: it is a confidence in (0, 1)",
+                          static_cast<double>(c.edgellm.alpha));
+  if (!(c.edgellm.alpha_min > 0.0f && c.edgellm.alpha_min <= c.edgellm.alpha_max && c.edgellm.alpha_max < 1.0f))
+    return Status::Error("edgellm: the bounds on alpha must satisfy 0 < min <= max < 1");
+  if (c.edgellm.fixed_tokens < 1 || c.edgellm.provisional_max < 1)
+    return Status::Error("edgellm: the fixed tree size and the provisional bound must be at least 1");
+  if (!(c.edgellm.token_threshold >= 0.0f && c.edgellm.token_threshold < 1.0f))
+    return Status::Error("bld: the token threshold must be in [0, 1)");
   if (c.draft_len < 1 || c.draft_len > kMaxDraftLen)
     return Status::Errorf("--draft-len %d is out of range (1..%d)", c.draft_len, kMaxDraftLen);
   for (int w : c.tree_widths)
