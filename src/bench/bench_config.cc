@@ -108,8 +108,7 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       spec.edgellm = c.edgellm;
       spec.edgellm.pacer = m.kind != K::kEdgeLlmNoPacer && m.kind != K::kBld;
       spec.edgellm.fallback = m.kind != K::kEdgeLlmNoFallback;
-      spec.edgellm.provisional =
-          c.edgellm.provisional && m.kind != K::kEdgeLlmNoProvisional && m.kind != K::kBld;
+      spec.edgellm.provisional = c.edgellm.provisional && m.kind != K::kEdgeLlmNoProvisional && m.kind != K::kBld;
       if (m.kind == K::kBld) spec.edgellm.token_threshold = m.param > 0 ? m.param / 100.0f : kBldDefaultThreshold;
       break;
     default:

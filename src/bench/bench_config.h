@@ -22,15 +22,15 @@ namespace sf::bench {
 // "bld:30" for 0.30).
 struct BenchMethod {
   enum class Kind {
-    kAr,            // plain decoding, everything resident (the budget does not apply)
-    kFlashAr,       // plain decoding under the budget: the streamed baseline for speedups
-    kChain,         // speculative, one draft chain per cycle
-    kTree,          // speculative, a static token tree per cycle (SpecInfer-style)
-    kOptTree,       // speculative, the tree of maximum expected accepted length for a node budget
-    kLever,         // LEVER: gain/cost tree + early-exit pruning
-    kLeverNoPrune,  // LEVER's trees, every row verified in full
-    kLeverShadow,   // LEVER's trees, pruning decided but not applied: retention (greedy)
-    kEdgeLlm,       // EdgeLLM: paced tree, adaptive fallback, provisional drafting during I/O
+    kAr,                    // plain decoding, everything resident (the budget does not apply)
+    kFlashAr,               // plain decoding under the budget: the streamed baseline for speedups
+    kChain,                 // speculative, one draft chain per cycle
+    kTree,                  // speculative, a static token tree per cycle (SpecInfer-style)
+    kOptTree,               // speculative, the tree of maximum expected accepted length for a node budget
+    kLever,                 // LEVER: gain/cost tree + early-exit pruning
+    kLeverNoPrune,          // LEVER's trees, every row verified in full
+    kLeverShadow,           // LEVER's trees, pruning decided but not applied: retention (greedy)
+    kEdgeLlm,               // EdgeLLM: paced tree, adaptive fallback, provisional drafting during I/O
     kEdgeLlmNoPacer,        // ... one chain instead of the paced tree
     kEdgeLlmNoFallback,     // ... verification at a fixed tree size instead of T_c < alpha
     kEdgeLlmNoProvisional,  // ... no drafting during the target's I/O

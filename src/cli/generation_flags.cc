@@ -135,8 +135,8 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                    "%.3f s of draft work in %.3f s of waits lent to it\n",
                    static_cast<unsigned long long>(sp.provisional_tokens),
                    static_cast<unsigned long long>(sp.provisional_kept),
-                   static_cast<unsigned long long>(sp.provisional_tokens - sp.provisional_kept),
-                   sp.provisional_seconds, sp.provisional_lent_seconds);
+                   static_cast<unsigned long long>(sp.provisional_tokens - sp.provisional_kept), sp.provisional_seconds,
+                   sp.provisional_lent_seconds);
     }
   }
   const ResidencyPlan& plan = session.plan();

@@ -196,7 +196,8 @@ bool DraftModelDrafter::commit_carry(const TokenTree& tree, const std::vector<in
   for (const auto& c : carried) carried_cells.push_back(c.first);
   runner_->pack_uncommitted(carried_cells);
   carry_cells_.assign(static_cast<size_t>(next.size()), -1);
-  for (size_t j = 0; j < carried.size(); ++j) carry_cells_[carried[j].second] = runner_->n_past() + static_cast<int32_t>(j);
+  for (size_t j = 0; j < carried.size(); ++j)
+    carry_cells_[carried[j].second] = runner_->n_past() + static_cast<int32_t>(j);
   pending_.clear();
   carry_pending_ = true;
   return true;

@@ -151,7 +151,7 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
     }
     last_tc_ = tc;
     if (uses_alpha() && !tree->empty() && tc < alpha_) break;  // fallback: verify now
-    if (best_deficit == -1e300) break;                        // nothing can grow (depth limit)
+    if (best_deficit == -1e300) break;                         // nothing can grow (depth limit)
     if (best_is_leaf) {
       SF_ASSIGN_OR_RETURN(ok, ensure_drafted(drafter, *tree, best_node));
       if (!ok) break;

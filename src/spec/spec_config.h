@@ -32,10 +32,10 @@ struct EdgeLlmConfig {
   // a token or two where a verification pass costs tens of draft steps.
   float alpha_min = 1e-5f;
   float alpha_max = 0.05f;
-  bool pacer = true;    // confidence-paced branches; off: one chain (the top branch only)
-  bool fallback = true;  // verify when T_c < alpha (self-adaptive); off: at a fixed tree size
-  int fixed_tokens = 16;  // tree size at which verification starts when the fallback is off
-  bool provisional = true;  // draft during the target's I/O waits
+  bool pacer = true;         // confidence-paced branches; off: one chain (the top branch only)
+  bool fallback = true;      // verify when T_c < alpha (self-adaptive); off: at a fixed tree size
+  int fixed_tokens = 16;     // tree size at which verification starts when the fallback is off
+  bool provisional = true;   // draft during the target's I/O waits
   int provisional_max = 16;  // the most provisional tokens per verification (their memory bound)
   // The provisional chain also stops where its confidence below its first token (the next
   // root) falls under alpha: the next tree would send it to verification right away.

@@ -4,6 +4,8 @@
 // equation (3) within its bounds, the BiLD baseline stops at an unsure token, a carried
 // tree is continued without drafting its nodes again. Also the pieces of provisional
 // generation: the compute gate, the background worker and re-rooting a subtree.
+#include "spec/edgellm_tree_builder.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,7 +16,6 @@
 
 #include "base/background_worker.h"
 #include "spec/compute_gate.h"
-#include "spec/edgellm_tree_builder.h"
 
 namespace sf {
 namespace {
