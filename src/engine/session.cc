@@ -83,9 +83,11 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
             exit_layer, options.model_path.c_str(), hp.n_layer, hp.n_layer - 1);
     }
     // Provisional generation drafts while the target's pool waits for weights, so the
-    // draft gets threads of its own.
+    // draft gets a thread of its own (one by default: a pool's idle workers spin briefly
+    // after each op, which would take cycles from the target whenever the gate closes
+    // mid-step; a draft small enough to be worth running is fast on one core).
     if (spec.method == SpecConfig::Method::kEdgeLlm && spec.edgellm.provisional) {
-      s.draft_pool_ = std::make_unique<ThreadPool>(spec.draft_threads > 0 ? spec.draft_threads : s.pool_.size());
+      s.draft_pool_ = std::make_unique<ThreadPool>(spec.draft_threads > 0 ? spec.draft_threads : 1);
       s.draft_worker_ = std::make_unique<BackgroundWorker>();
       s.compute_gate_ = std::make_unique<ComputeGate>();
     }

@@ -57,7 +57,7 @@ struct SpecConfig {
   PruneConfig prune;         // lever
   EdgeLlmConfig edgellm;     // edgellm
   std::string profile_path;  // lever: a latency profile from `specflash profile` (else measured at start)
-  int draft_threads = 0;     // 0: share the target's pool
+  int draft_threads = 0;     // 0: share the target's pool (edgellm with provisional drafting: one own thread)
 
   bool enabled() const { return method != Method::kNone; }
   static const char* method_name(Method m);
