@@ -19,6 +19,7 @@ void ComputeGate::set_open(bool open) {
 void ComputeGate::begin_pass() {
   std::lock_guard<std::mutex> lock(mutex_);
   in_pass_ = true;
+  ended_ = false;
   open_ = false;
 }
 
@@ -26,6 +27,7 @@ void ComputeGate::end_pass() {
   std::lock_guard<std::mutex> lock(mutex_);
   set_open(true);
   in_pass_ = false;
+  ended_ = true;
 }
 
 void ComputeGate::on_stall_begin() {
@@ -38,12 +40,14 @@ void ComputeGate::on_stall_end() {
   if (in_pass_) set_open(false);
 }
 
-void ComputeGate::wait_open() {
+bool ComputeGate::wait_open() {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (open_) return;
-  const double start = now_seconds();
-  opened_.wait(lock, [&] { return open_; });
-  blocked_seconds_ += now_seconds() - start;
+  if (!open_) {
+    const double start = now_seconds();
+    opened_.wait(lock, [&] { return open_; });
+    blocked_seconds_ += now_seconds() - start;
+  }
+  return !ended_;
 }
 
 double ComputeGate::blocked_seconds() const {

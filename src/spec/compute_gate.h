@@ -5,9 +5,11 @@
 //
 // The target's thread drives it: begin_pass() before a verification pass (closed), the
 // streamer's stall callbacks open it during each wait for a unit and close it when the
-// unit has arrived, end_pass() after the pass (open for good, so the worker can finish).
-// The worker calls wait_open() before each unit of work (a draft layer: see
-// gated_layer_source.h); it blocks on a condition variable, never spins.
+// unit has arrived, end_pass() after the pass. The worker calls wait_open() before each
+// unit of work (a draft layer: see gated_layer_source.h); it blocks on a condition
+// variable, never spins, and from end_pass() until the next begin_pass() it is told to
+// stop (wait_open() returns false), so the target never waits for a draft step it no
+// longer needs.
 // Thread-safe.
 #pragma once
 
@@ -24,8 +26,8 @@ class ComputeGate : public IoStallListener {
   void end_pass();
   void on_stall_begin() override;
   void on_stall_end() override;
-  // Blocks until the gate is open.
-  void wait_open();
+  // Blocks until the gate is open; false once the pass has ended (stop working).
+  bool wait_open();
   // Seconds the gate was open inside passes (the target's I/O waits) since creation.
   double lent_seconds() const;
   // Seconds callers spent blocked in wait_open() since creation.
@@ -37,6 +39,7 @@ class ComputeGate : public IoStallListener {
   mutable std::mutex mutex_;
   std::condition_variable opened_;
   bool in_pass_ = false;
+  bool ended_ = false;  // end_pass() called and no begin_pass() since
   bool open_ = true;
   double opened_at_ = 0;
   double lent_seconds_ = 0;

@@ -136,8 +136,15 @@ Status DraftModelDrafter::draft(const TokenTree& tree, const std::vector<int32_t
       for (int32_t a = node; a != TokenTree::kRoot; a = tree.node(a).parent) m[node_cell_[a]] = 1;
     }
     next_cell_ += static_cast<int32_t>(rows.size());
-    SF_RETURN_IF_ERROR(runner_->forward(b));
-    SF_RETURN_IF_ERROR(runner_->begin_head());
+    Status st = runner_->forward(b);
+    if (st.ok()) st = runner_->begin_head();
+    if (!st.ok()) {
+      // Not drafted after all (e.g. a background draft abandoned at its gate): the nodes
+      // may be drafted again and their cells reused.
+      for (int32_t node : rows) node_cell_[node] = -1;
+      next_cell_ -= static_cast<int32_t>(rows.size());
+      return st;
+    }
     for (size_t r = 0; r < rows.size(); ++r) {
       runner_->row_logits(static_cast<int64_t>(r), logits_.data());
       out->push_back(distribution(tree, rows[r], logits_.data()));

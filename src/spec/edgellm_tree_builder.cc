@@ -67,10 +67,16 @@ int32_t EdgeLlmTreeBuilder::best_leaf(const TokenTree& tree) const {
 
 int64_t EdgeLlmTreeBuilder::affordable_nodes(int context) const {
   if (!profile_.has_verify_data()) return max_nodes_;
-  const double limit = (1 + kVerifySlack) * profile_.verify_seconds(1, context);
-  int64_t nodes = 1;  // a tree of one node is always allowed
-  while (nodes < max_nodes_ && profile_.verify_seconds(static_cast<int>(nodes) + 2, context) <= limit) ++nodes;
-  return nodes;
+  // The cost of a row from a least-squares fit over the measured row counts around a
+  // typical tree (single measurements swing with machine noise, and a tree size that is
+  // never tried is never re-measured).
+  // The larger of a local fit around kTypicalRows and the average slope up to 32 rows:
+  // either alone was swung by one noisy measurement on a shared machine.
+  const double average = (profile_.verify_seconds(32, context) - profile_.verify_seconds(1, context)) / 31;
+  const double row = std::max(profile_.marginal_seconds(kTypicalRows, context), average);
+  if (row <= 0) return max_nodes_;
+  const double nodes = kVerifySlack * profile_.verify_seconds(1, context) / row;
+  return std::clamp<int64_t>(static_cast<int64_t>(nodes), 1, max_nodes_);
 }
 
 Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) {

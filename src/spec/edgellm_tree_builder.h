@@ -18,10 +18,10 @@
 //   all N_all of its tokens accepted:  alpha <- alpha * 0.5
 //   N_correct < N_all accepted:        alpha <- alpha / T_c^((N_all - N_correct) / N_all)
 // (paper eq. 3), kept within [alpha_min, alpha_max]; the tree is also bounded in size and
-// depth. The size bound follows the paper's premise that a batched verification costs no
-// more than a single row while it is I/O-bound: from the session's measured latency
-// profile, the tree stays within the rows whose pass costs at most kVerifySlack more than
-// a one-row pass (refined online with every verification).
+// depth. The size bound follows the paper's premise that a batched verification costs
+// about what a single row costs while it is I/O-bound: from the session's measured latency
+// profile (refined online with every verification), the tree's rows may add at most
+// kVerifySlack times the cost of a one-row pass.
 //
 // Children are always the drafter's top tokens (deterministic), so verification is
 // lossless under sampling too (each child is a one-hot draft; verifier.h).
@@ -43,8 +43,10 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
  public:
   // The most rows one draft pass runs (the leaf the pacer extends and other open leaves).
   static constexpr int kDraftBatch = 8;
-  // How much dearer than a one-row pass a verification may get from the tree's rows.
-  static constexpr double kVerifySlack = 0.25;
+  // How much dearer than a one-row pass a verification may get from the tree's rows (1:
+  // at most twice as dear), with the row cost fitted around kTypicalRows rows.
+  static constexpr double kVerifySlack = 1.0;
+  static constexpr int kTypicalRows = 8;
 
   EdgeLlmTreeBuilder(const EdgeLlmConfig& config, int max_nodes, int max_depth, const char* name);
   const char* name() const override { return name_; }

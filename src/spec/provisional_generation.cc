@@ -1,6 +1,7 @@
 #include "spec/provisional_generation.h"
 
 #include "base/timer.h"
+#include "spec/gated_layer_source.h"
 
 namespace sf {
 
@@ -17,10 +18,11 @@ void run_provisional(Drafter& drafter, ComputeGate& gate, const std::atomic<bool
   }
   while (static_cast<int>(job->chain.size()) < job->max_tokens && !stop.load(std::memory_order_acquire)) {
     if (!have_dist) {
-      gate.wait_open();
-      if (stop.load(std::memory_order_acquire)) break;
+      if (!gate.wait_open() || stop.load(std::memory_order_acquire)) break;
       std::vector<NodeDistribution> out;
-      job->status = drafter.draft(job->tree, {node}, &out);
+      Status st = drafter.draft(job->tree, {node}, &out);
+      if (!st.ok() && st.message() == GatedLayerSource::kCancelledMessage) break;  // the pass ended mid-step
+      job->status = st;
       if (!job->status.ok() || out.empty()) break;  // an error, or the draft's context is full
       dist = std::move(out[0]);
       job->drafted.push_back(node);

@@ -208,13 +208,12 @@ TEST(EdgeLlmTreeBuilder, ContinuesACarriedTreeWithoutDraftingItAgain) {
 
 TEST(ComputeGate, LendsTheCoresOnlyDuringStalls) {
   ComputeGate gate;
-  gate.wait_open();  // open outside a pass
+  EXPECT_TRUE(gate.wait_open()) << "open before any pass";
   gate.begin_pass();
   std::atomic<int> steps{0};
   BackgroundWorker worker;
   worker.run([&] {
-    gate.wait_open();
-    steps.fetch_add(1);
+    if (gate.wait_open()) steps.fetch_add(1);
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_EQ(steps.load(), 0) << "the worker ran while the target was computing";
@@ -225,15 +224,16 @@ TEST(ComputeGate, LendsTheCoresOnlyDuringStalls) {
   gate.end_pass();
   EXPECT_GT(gate.lent_seconds(), 0.0);
   EXPECT_GT(gate.blocked_seconds(), 0.01);
-  // end_pass() releases a worker that is still waiting.
+  // end_pass() releases a worker that is still waiting, and tells it to stop.
   gate.begin_pass();
+  std::atomic<int> stopped{0};
   worker.run([&] {
-    gate.wait_open();
-    steps.fetch_add(1);
+    if (!gate.wait_open()) stopped.fetch_add(1);
   });
   gate.end_pass();
   worker.wait();
-  EXPECT_EQ(steps.load(), 2);
+  EXPECT_EQ(stopped.load(), 1);
+  EXPECT_EQ(steps.load(), 1);
 }
 
 TEST(TokenTree, SubtreeBelowReRootsANode) {
