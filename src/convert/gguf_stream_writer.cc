@@ -4,6 +4,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/output_file.h"
+
 namespace sf {
 namespace {
 
@@ -86,10 +88,8 @@ GgufStreamWriter::~GgufStreamWriter() {
 
 void GgufStreamWriter::discard() {
   if (file_ != nullptr) {
-    std::fclose(file_);
+    abandon_output_file(file_, tmp_path_);
     file_ = nullptr;
-    std::error_code ec;
-    std::filesystem::remove(tmp_path_, ec);
   }
 }
 
@@ -170,7 +170,7 @@ Status GgufStreamWriter::begin() {
     offset += align_up(t.n_bytes, alignment_);
   }
 
-  file_ = std::fopen(tmp_path_.c_str(), "wb");
+  file_ = open_output_file(tmp_path_);
   if (file_ == nullptr) return Status::Errorf("%s: cannot create: %s", tmp_path_.c_str(), std::strerror(errno));
   io_buffer_.resize(4 << 20);
   std::setvbuf(file_, io_buffer_.data(), _IOFBF, io_buffer_.size());
@@ -198,21 +198,10 @@ Status GgufStreamWriter::finish() {
   if (file_ == nullptr) return Status::Errorf("%s: finish() before begin()", path_.c_str());
   if (next_tensor_ != tensors_.size())
     return Status::Errorf("%s: only %zu of %zu tensors were written", path_.c_str(), next_tensor_, tensors_.size());
-  const bool flushed = std::fflush(file_) == 0;
-  const bool closed = std::fclose(file_) == 0;
+  FILE* f = file_;
   file_ = nullptr;
-  if (!flushed || !closed) {
-    std::error_code ec;
-    std::filesystem::remove(tmp_path_, ec);
-    return Status::Errorf("%s: write failed (disk full?)", path_.c_str());
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp_path_, path_, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp_path_, ignored);
-    return Status::Errorf("%s: cannot rename from %s: %s", path_.c_str(), tmp_path_.c_str(), ec.message().c_str());
-  }
+  // Every earlier write succeeded (write_bytes returns the first failure to the caller).
+  SF_RETURN_IF_ERROR(commit_output_file(f, /*write_ok=*/true, 0, tmp_path_, path_));
   finished_ = true;
   return Status::Ok();
 }

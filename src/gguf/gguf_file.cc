@@ -340,8 +340,11 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
       return Status::Errorf("%s: corrupt GGUF: tensor '%s' row of %lld is not a multiple of %s's block size %lld",
                             path.c_str(), t.name.c_str(), static_cast<long long>(t.dims[0]), info->name,
                             static_cast<long long>(info->block_size));
-    const int64_t n = t.n_elements();
-    if (n <= 0 || n > (int64_t{1} << 42))
+    // Each dimension is at most 2^40, so their product can overflow int64: multiply checked.
+    int64_t n = 1;
+    bool overflow = false;
+    for (int64_t d : t.dims) overflow = overflow || __builtin_mul_overflow(n, d, &n);
+    if (overflow || n <= 0 || n > (int64_t{1} << 42))
       return Status::Errorf("%s: corrupt GGUF: tensor '%s' has an impossible size", path.c_str(), t.name.c_str());
     t.n_bytes = static_cast<uint64_t>(n / info->block_size) * info->block_bytes;
     if (file.tensor_index_.count(t.name))

@@ -1,6 +1,8 @@
 #include "gguf/gguf_value.h"
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "base/check.h"
 
@@ -59,7 +61,14 @@ bool Value::is_integer() const {
 int64_t Value::as_int() const {
   if (auto* u = std::get_if<uint64_t>(&data)) return static_cast<int64_t>(*u);
   if (auto* i = std::get_if<int64_t>(&data)) return *i;
-  if (auto* d = std::get_if<double>(&data)) return static_cast<int64_t>(*d);
+  if (auto* d = std::get_if<double>(&data)) {
+    // A float outside int64's range (or NaN) in a corrupt file: converting it would be
+    // undefined behaviour, so saturate; callers range-check the result anyway.
+    if (std::isnan(*d)) return 0;
+    if (*d >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+    if (*d <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(*d);
+  }
   if (auto* b = std::get_if<bool>(&data)) return *b ? 1 : 0;
   SF_CHECK(false, "metadata value of type %s is not numeric", value_type_name(type));
   return 0;

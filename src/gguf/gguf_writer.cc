@@ -5,6 +5,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/output_file.h"
+
 namespace sf::gguf {
 namespace {
 
@@ -13,7 +15,10 @@ class ByteSink {
  public:
   explicit ByteSink(FILE* f) : f_(f) {}
   void write(const void* p, size_t n) {
-    if (ok_ && n > 0 && std::fwrite(p, 1, n, f_) != n) ok_ = false;
+    if (ok_ && n > 0 && std::fwrite(p, 1, n, f_) != n) {
+      ok_ = false;
+      errno_ = errno;
+    }
     pos_ += n;
   }
   template <typename T>
@@ -29,11 +34,13 @@ class ByteSink {
     while (pos_ % alignment != 0) write(zeros, std::min<uint64_t>(alignment - pos_ % alignment, sizeof(zeros)));
   }
   bool ok() const { return ok_; }
+  int error() const { return errno_; }  // errno of the first failed write
   uint64_t pos() const { return pos_; }
 
  private:
   FILE* f_;
   bool ok_ = true;
+  int errno_ = 0;
   uint64_t pos_ = 0;
 };
 
@@ -125,7 +132,7 @@ Status GgufWriter::write(const std::string& path) const {
     if (key == "general.alignment") alignment = static_cast<uint64_t>(value.as_int());
 
   const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
+  FILE* f = open_output_file(tmp);
   if (!f) return Status::Errorf("%s: cannot create: %s", tmp.c_str(), std::strerror(errno));
   std::vector<char> iobuf(1 << 20);
   std::setvbuf(f, iobuf.data(), _IOFBF, iobuf.size());
@@ -153,20 +160,8 @@ Status GgufWriter::write(const std::string& path) const {
     out.write(t.data.data(), t.data.size());
     out.pad_to(alignment);
   }
-  const bool write_ok = out.ok();
-  const bool close_ok = std::fclose(f) == 0;
-  if (!write_ok || !close_ok) {
-    std::filesystem::remove(tmp);
-    return Status::Errorf("%s: write failed (disk full?)", path.c_str());
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);  // a failed write leaves nothing behind
-    return Status::Errorf("%s: cannot rename from %s: %s", path.c_str(), tmp.c_str(), ec.message().c_str());
-  }
-  return Status::Ok();
+  // A failed write leaves nothing behind and the previous file at `path` unchanged.
+  return commit_output_file(f, out.ok(), out.error(), tmp, path);
 }
 
 }  // namespace sf::gguf

@@ -1,12 +1,14 @@
 #include "train/trainer.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <random>
 
+#include "base/output_file.h"
 #include "train/optimizer.h"
 
 namespace sf::train {
@@ -46,18 +48,14 @@ CheckpointHeader header_for(const DraftConfig& c, const TeacherData& d, const Tr
 Status save_checkpoint(const std::string& path, const CheckpointHeader& h, const std::vector<float>& params,
                        AdamW& opt) {
   const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return Status::Errorf("%s: cannot write checkpoint", tmp.c_str());
+  FILE* f = open_output_file(tmp);
+  if (!f) return Status::Errorf("%s: cannot write checkpoint: %s", tmp.c_str(), std::strerror(errno));
   bool ok = std::fwrite(kMagic, 1, 8, f) == 8 && std::fwrite(&h, sizeof(h), 1, f) == 1;
   for (const std::vector<float>* v :
        {&params, const_cast<const std::vector<float>*>(&opt.m()), const_cast<const std::vector<float>*>(&opt.v())})
     ok = ok && std::fwrite(v->data(), sizeof(float), v->size(), f) == v->size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());  // a failed write leaves nothing behind
-    return Status::Errorf("%s: writing the checkpoint failed", path.c_str());
-  }
-  return Status::Ok();
+  // A failed write leaves nothing behind and the previous checkpoint unchanged.
+  return commit_output_file(f, ok, ok ? 0 : errno, tmp, path).with_context("writing the checkpoint");
 }
 
 Status load_checkpoint(const std::string& path, const CheckpointHeader& expect, std::vector<float>* params, AdamW* opt,

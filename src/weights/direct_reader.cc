@@ -78,7 +78,7 @@ Result<std::unique_ptr<DirectReader>> DirectReader::open(const std::string& path
 
   r->queue_ = std::make_unique<ReadQueue>();
   r->busy_ = std::make_unique<BusyClock>();
-  r->stepper_ = std::make_unique<ReadStepper>(opts, r->fd_, r->direct_, path);
+  r->stepper_ = std::make_unique<ReadStepper>(opts, r->fd_, r->direct_, path, r->file_size_);
   const ReadContext ctx{r->fd_, path, r->queue_.get(), r->stepper_.get(), r->busy_.get()};
 
   using Backend = DirectReaderOptions::Backend;

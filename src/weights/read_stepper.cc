@@ -13,8 +13,8 @@ namespace {
 constexpr int kMaxConsecutiveRetries = 64;
 }  // namespace
 
-ReadStepper::ReadStepper(const DirectReaderOptions& options, int fd, bool direct, std::string path)
-    : options_(options), fd_(fd), direct_(direct), path_(std::move(path)) {
+ReadStepper::ReadStepper(const DirectReaderOptions& options, int fd, bool direct, std::string path, uint64_t file_size)
+    : options_(options), fd_(fd), direct_(direct), path_(std::move(path)), file_size_(file_size) {
   max_bytes_per_read_ = options.test_max_bytes_per_read;
   if (max_bytes_per_read_ > 0 && direct_) {
     // O_DIRECT rejects unaligned lengths with EINVAL, so a forced short read must still be a
@@ -71,6 +71,14 @@ ReadStepper::Next ReadStepper::apply(ReadChunk& chunk, const ReadPlan& plan, int
   // only at EOF; reading on from an unaligned offset would fail with EINVAL.
   const bool at_eof = got == 0 || (direct_ && got % DirectReader::kAlignment != 0);
   if (chunk.length > 0 && at_eof) {
+    if (chunk.offset < file_size_) {
+      *error = Status::Errorf(
+          "%s: the file ends at offset %llu but was %llu bytes when opened: it was truncated or rewritten while "
+          "being read",
+          path_.c_str(), static_cast<unsigned long long>(chunk.offset), static_cast<unsigned long long>(file_size_));
+      drop_cached_pages(chunk);
+      return Next::kFailed;
+    }
     std::memset(chunk.dst, 0, chunk.length);
     chunk.length = 0;
   }

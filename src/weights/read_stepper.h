@@ -22,13 +22,16 @@ struct ReadPlan {
 
 class ReadStepper {
  public:
-  ReadStepper(const DirectReaderOptions& options, int fd, bool direct, std::string path);
+  // file_size: the size when the file was opened. Reads end there; end of file before it
+  // means the file shrank under the reader (truncated, or replaced in place) and is an
+  // error, not zeros: zero-filled weights would silently change every output.
+  ReadStepper(const DirectReaderOptions& options, int fd, bool direct, std::string path, uint64_t file_size);
 
   ReadPlan plan(const ReadChunk& chunk);
 
   enum class Next { kDone, kRetry, kFailed };
   // result: bytes read (>= 0) or -errno. Advances the chunk past the bytes read; at end of
-  // file zero-fills the rest; on kFailed sets *error. kRetry: issue the chunk again.
+  // file (at or past file_size) zero-fills the rest; on kFailed sets *error. kRetry: issue the chunk again.
   Next apply(ReadChunk& chunk, const ReadPlan& plan, int64_t result, Status* error);
 
   uint64_t bytes_read() const { return bytes_read_.load(std::memory_order_relaxed); }
@@ -40,6 +43,7 @@ class ReadStepper {
   const int fd_;
   const bool direct_;
   const std::string path_;
+  const uint64_t file_size_;
   uint64_t max_bytes_per_read_;
   std::atomic<uint64_t> reads_planned_{0};
   std::atomic<uint64_t> interrupts_injected_{0};

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds specflash with sanitizers in their own folders and runs the tests under them.
+#
+#   scripts/sanitize.sh asan   # ASan+UBSan (clang): build-fuzz, unit + model tests
+#   scripts/sanitize.sh tsan   # TSan (clang): build-tsan, the tests of the threaded code
+#   scripts/sanitize.sh all    # both (default)
+#
+# Environment: JOBS (build parallelism, default 2), SPECFLASH_SHARED_DIR (the shared/
+# folder for model tests), ASAN_DIR / TSAN_DIR (build folders), TSAN_TESTS (ctest -R regex
+# of the TSan run), LABELS (ctest -L of the ASan run, default 'unit|model').
+# A sanitizer report fails the test that triggered it (halt_on_error / abort_on_error).
+# Results: docs/robustness.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+JOBS=${JOBS:-2}
+export SPECFLASH_SHARED_DIR=${SPECFLASH_SHARED_DIR:-$(cd .. && pwd)/shared}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(cd .. && pwd)} CCACHE_NOHASHDIR=1
+launcher=()
+command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+configure() {  # dir, cmake options...
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_C_COMPILER=clang "${launcher[@]}" "$@" > /dev/null
+}
+
+# Node's server tests drive build/specflash through the openai client; they are not part
+# of the sanitizer runs (the server's C++ tests and a served soak are).
+EXCLUDE='server_node_'
+
+if [[ $what == asan || $what == all ]]; then
+  # The fuzz build is the ASan+UBSan build (its coverage counters change nothing else):
+  # one slow clang build serves the fuzz targets and this test run.
+  dir=${ASAN_DIR:-build-fuzz}
+  configure "$dir" -DSPECFLASH_FUZZ=ON -DSPECFLASH_BUILD_TESTS=ON
+  ninja -C "$dir" -j"$JOBS"
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+  ctest --test-dir "$dir" -L "${LABELS:-unit|model}" -E "$EXCLUDE" -j"$JOBS" --output-on-failure --timeout 1800 \
+    | tee "$dir/sanitize-asan.log" | tail -n 30
+fi
+
+if [[ $what == tsan || $what == all ]]; then
+  dir=${TSAN_DIR:-build-tsan}
+  configure "$dir" -DSPECFLASH_SANITIZE=thread
+  # The threaded code: the thread pool (base), the direct reader's I/O threads and the
+  # streamer (weights), sessions with several slots and the draft (engine, spec), the
+  # server's slot pool and request handling (server), and the corpus/fault/soak tests.
+  targets=(test_base_unit test_weights_unit test_weights_model test_server_unit test_spec_unit test_spec_model
+           test_engine_unit test_engine_model test_robustness_unit specflash)
+  existing=()
+  for t in "${targets[@]}"; do
+    ninja -C "$dir" -t query "$t" > /dev/null 2>&1 && existing+=("$t")
+  done
+  ninja -C "$dir" -j"$JOBS" "${existing[@]}"
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+  ctest --test-dir "$dir" -R "${TSAN_TESTS:-(ThreadPool|DirectReader|Streaming|StreamFaults|SlotPool|Session|Server|Speculative|Slots|CorpusReplay|FullDisk)}" \
+    -E "$EXCLUDE" -j"$JOBS" --output-on-failure --timeout 1800 | tee "$dir/sanitize-tsan.log" | tail -n 30
+fi
