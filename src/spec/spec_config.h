@@ -23,8 +23,19 @@ struct PruneConfig {
   bool shadow = false;
 };
 
+// Retrieval drafting (coordgen, sam, pld; retrieval_drafter.h).
+struct RetrievalConfig {
+  bool calibrate = true;           // coordgen: calibration from the prefill's logits
+  bool reuse = true;               // coordgen: reuse of rejected draft tails
+  std::string history_dir;         // coordgen: persistent history store (empty: none)
+  std::string history_task = "default";
+  uint64_t history_max_tokens = 1 << 20;
+};
+
 struct SpecConfig {
-  enum class Method { kNone, kChain, kTree, kOptTree, kLever };
+  // kCoordGen, kPld and kSam draft by retrieval and need no draft model (with one,
+  // coordgen merges both into each tree).
+  enum class Method { kNone, kChain, kTree, kOptTree, kLever, kCoordGen, kPld, kSam };
   Method method = Method::kNone;
   std::string draft_model_path;  // a GGUF with the target's vocabulary
   int draft_len = 4;             // chain: tokens per draft (gamma); tree: depth
@@ -36,9 +47,12 @@ struct SpecConfig {
   PruneConfig prune;         // lever
   std::string profile_path;  // lever: a latency profile from `specflash profile` (else measured at start)
   int draft_threads = 0;     // 0: share the target's pool
+  RetrievalConfig retrieval;  // coordgen, pld, sam
 
   bool enabled() const { return method != Method::kNone; }
   static const char* method_name(Method m);
+  // Whether the method drafts by retrieval (and so needs no draft model).
+  static bool is_retrieval(Method m) { return m == Method::kCoordGen || m == Method::kPld || m == Method::kSam; }
 };
 
 // Children per node at each depth for a config: chain = {1} x draft_len; tree = the given
