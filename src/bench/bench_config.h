@@ -28,6 +28,13 @@ struct BenchMethod {
     kLever,         // LEVER: gain/cost tree + early-exit pruning
     kLeverNoPrune,  // LEVER's trees, every row verified in full
     kLeverShadow,   // LEVER's trees, pruning decided but not applied: retention (greedy)
+    // Retrieval drafting (no draft model): CoordGen, its ablations and the baselines.
+    kCoordGen,         // suffix-automaton trees + calibration + draft reuse (+ history with --history-dir)
+    kCoordGenNoCalib,  // without the calibration from the prefill's logits
+    kCoordGenNoReuse,  // without the reuse of rejected tails
+    kCoordGenHybrid,   // coordgen merged with the draft model (--draft) in one tree
+    kPld,              // prompt lookup decoding: one n-gram chain
+    kSam,              // SAM-style: one chain from the longest suffix match, no calibration
   };
   Kind kind = Kind::kAr;
   int param = 0;  // chain: gamma; opt-tree: node budget; 0 = the configured default
@@ -78,6 +85,7 @@ struct BenchConfig {
   int node_budget = 16;     // opt-tree
   int max_tree_nodes = 64;  // lever
   PruneConfig prune;        // lever (enabled by the method)
+  RetrievalConfig retrieval;  // coordgen methods (history store settings; the method sets the rest)
   std::string profile_path;
   bool per_category = false;
 };

@@ -40,6 +40,7 @@ Status Session::add_retrieval_drafters(int n_ctx, uint64_t* drafter_bytes) {
     ho.max_tokens = spec.retrieval.history_max_tokens;
     SF_ASSIGN_OR_RETURN(HistoryStore store,
                         HistoryStore::open(ho, vocabulary_fingerprint(*tokenizer_), model_->hparams().n_vocab));
+    if (spec.retrieval.history_clear) SF_RETURN_IF_ERROR(store.clear());
     history_ = std::make_shared<HistoryStore>(std::move(store));
   }
   // Live source: the context; calibration: up to top_k paths per prompt position; reuse:
@@ -73,7 +74,8 @@ Status Session::evaluate_top_k(ModelRunner& target, const std::vector<int32_t>& 
   if (tokens.empty()) return Status::Ok();
   if (target.n_past() + static_cast<int64_t>(tokens.size()) > target.n_ctx())
     return Status::Errorf("sequence of %lld tokens does not fit the context of %d tokens (use --ctx-size)",
-                          static_cast<long long>(target.n_past() + static_cast<int64_t>(tokens.size())), target.n_ctx());
+                          static_cast<long long>(target.n_past() + static_cast<int64_t>(tokens.size())),
+                          target.n_ctx());
   std::vector<float> logits;
   std::vector<int32_t> ids(static_cast<size_t>(n_vocab));
   const int64_t n = static_cast<int64_t>(tokens.size());

@@ -51,11 +51,10 @@ bool DraftReuse::age(int64_t drafted) {
     s.drafted_since += drafted;
   }
   const size_t before = segments_.size();
-  segments_.erase(std::remove_if(segments_.begin(), segments_.end(),
-                                 [&](const Segment& s) {
-                                   return s.cycles >= 1 && s.drafted_since > options_.lifetime_tokens;
-                                 }),
-                  segments_.end());
+  segments_.erase(
+      std::remove_if(segments_.begin(), segments_.end(),
+                     [&](const Segment& s) { return s.cycles >= 1 && s.drafted_since > options_.lifetime_tokens; }),
+      segments_.end());
   return segments_.size() != before;
 }
 

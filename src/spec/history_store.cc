@@ -121,7 +121,8 @@ Result<HistoryStore> HistoryStore::open(const HistoryOptions& options, uint64_t 
     std::memcpy(doc.data(), body.data() + pos, len * sizeof(int32_t));
     pos += len * sizeof(int32_t);
     for (int32_t t : doc)
-      if (t < 0 || t >= n_vocab) return Status::Error(corrupt + "token id " + std::to_string(t) + " out of range" + fix);
+      if (t < 0 || t >= n_vocab)
+        return Status::Error(corrupt + "token id " + std::to_string(t) + " out of range" + fix);
     s.add(std::move(doc));
   }
   if (pos != body.size()) return Status::Error(corrupt + "trailing bytes" + fix);

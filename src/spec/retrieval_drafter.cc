@@ -177,7 +177,8 @@ Status RetrievalDrafter::draft(const TokenTree& tree, const std::vector<int32_t>
     // Reused segments start where nothing else matches, and always below the root.
     if (sources_[kReuse].active && (node == TokenTree::kRoot || d.probs.empty())) {
       for (const auto& seg : reuse_.segments()) {
-        auto it = std::find_if(d.probs.begin(), d.probs.end(), [&](const TokenProb& tp) { return tp.id == seg.tokens[0]; });
+        auto it =
+            std::find_if(d.probs.begin(), d.probs.end(), [&](const TokenProb& tp) { return tp.id == seg.tokens[0]; });
         if (it == d.probs.end()) {
           d.probs.push_back({seg.tokens[0], kReuseStartProb});
         } else {

@@ -30,6 +30,7 @@ struct RetrievalConfig {
   std::string history_dir;         // coordgen: persistent history store (empty: none)
   std::string history_task = "default";
   uint64_t history_max_tokens = 1 << 20;
+  bool history_clear = false;  // empty the store when the session starts
 };
 
 struct SpecConfig {

@@ -123,8 +123,9 @@ void SuffixAutomaton::next_tokens(const Match& m, std::vector<std::pair<int32_t,
   refresh_counts();
   for (const auto& [token, target] : states_[m.state].next)
     if (token != kSeparator) out->push_back({token, states_[target].count});
-  std::sort(out->begin(), out->end(),
-            [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
+  std::sort(out->begin(), out->end(), [](const auto& a, const auto& b) {
+    return a.second > b.second || (a.second == b.second && a.first < b.first);
+  });
 }
 
 uint64_t SuffixAutomaton::memory_bytes() const {

@@ -52,7 +52,7 @@ TEST(HistoryStore, RoundTripsAndBoundsItsSize) {
   ASSERT_EQ(s->documents().size(), 2u);
   EXPECT_EQ(s->documents()[0], (std::vector<int32_t>{5, 6, 7, 8}));
   EXPECT_EQ(s->documents()[1], (std::vector<int32_t>{9, 10, 11}));
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(s->path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u) << "the store is private to its owner";
   ASSERT_TRUE(s->clear().ok());
