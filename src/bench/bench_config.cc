@@ -136,8 +136,8 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
   using K = BenchMethod::Kind;
   static const K kAll[] = {K::kAr,      K::kFlashAr, K::kChain,        K::kTree,
                            K::kOptTree, K::kLever,   K::kLeverNoPrune, K::kLeverShadow};
-  static const K kRetrieval[] = {K::kCoordGen,       K::kCoordGenNoCalib, K::kCoordGenNoReuse,
-                                 K::kCoordGenHybrid, K::kPld,             K::kSam};
+  static const K kRetrieval[] = {K::kCoordGen, K::kCoordGenNoCalib, K::kCoordGenNoReuse, K::kCoordGenHybrid, K::kPld,
+                                 K::kSam};
   std::vector<BenchMethod> methods;
   for (std::string_view item : split_commas(text)) {
     item = trim(item);

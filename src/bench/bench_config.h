@@ -85,7 +85,8 @@ struct BenchConfig {
   int node_budget = 16;     // opt-tree
   int max_tree_nodes = 64;  // lever
   PruneConfig prune;        // lever (enabled by the method)
-  RetrievalConfig retrieval;  // coordgen methods (history store settings; the method sets the rest)
+  // coordgen methods: the history store's settings (the method sets the rest).
+  RetrievalConfig retrieval;
   std::string profile_path;
   bool per_category = false;
 };

@@ -28,10 +28,11 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--io-backend", io_backend, "streaming reads: auto, io_uring or pread")
       ->check(CLI::IsMember({"auto", "io_uring", "pread"}));
   app.add_option("--draft", draft_path, "draft model for speculative decoding (same vocabulary as the target)");
-  app.add_option("--spec", spec,
-                 "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget) or "
-                 "lever (gain/cost trees + early-exit pruning); coordgen (retrieval from the context, no draft model "
-                 "needed; with --draft a hybrid), pld and sam (retrieval baselines) (default: chain when --draft is given)")
+  app.add_option(
+         "--spec", spec,
+         "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget) or "
+         "lever (gain/cost trees + early-exit pruning); coordgen (retrieval from the context, no draft model "
+         "needed; with --draft a hybrid), pld and sam (retrieval baselines) (default: chain when --draft is given)")
       ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "coordgen", "pld", "sam"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");

@@ -200,7 +200,8 @@ class Session {
   std::unique_ptr<ResidentLayerSource> resident_source_;
   std::vector<Slot> slots_;
   std::unique_ptr<TreePruner> pruner_;  // early-exit pruning (lever), shared by the slots: stateless
-  std::shared_ptr<HistoryStore> history_;  // coordgen's persistent store, shared by the slots
+  // coordgen's persistent store, shared by the slots.
+  std::shared_ptr<HistoryStore> history_;
   double load_seconds_ = 0;
 };
 

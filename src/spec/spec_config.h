@@ -25,9 +25,9 @@ struct PruneConfig {
 
 // Retrieval drafting (coordgen, sam, pld; retrieval_drafter.h).
 struct RetrievalConfig {
-  bool calibrate = true;           // coordgen: calibration from the prefill's logits
-  bool reuse = true;               // coordgen: reuse of rejected draft tails
-  std::string history_dir;         // coordgen: persistent history store (empty: none)
+  bool calibrate = true;    // coordgen: calibration from the prefill's logits
+  bool reuse = true;        // coordgen: reuse of rejected draft tails
+  std::string history_dir;  // coordgen: persistent history store (empty: none)
   std::string history_task = "default";
   uint64_t history_max_tokens = 1 << 20;
   bool history_clear = false;  // empty the store when the session starts
@@ -42,12 +42,12 @@ struct SpecConfig {
   int draft_len = 4;             // chain: tokens per draft (gamma); tree: depth
   // Tree: children per node at each depth (e.g. {3, 2, 1}); empty = {2, 2, ..., 1}.
   std::vector<int> tree_widths;
-  int node_budget = 16;      // opt-tree: nodes per tree
-  int max_tree_nodes = 64;   // lever: the most nodes a tree may grow to
-  int max_tree_depth = 12;   // opt-tree, lever
-  PruneConfig prune;         // lever
-  std::string profile_path;  // lever: a latency profile from `specflash profile` (else measured at start)
-  int draft_threads = 0;     // 0: share the target's pool
+  int node_budget = 16;       // opt-tree: nodes per tree
+  int max_tree_nodes = 64;    // lever: the most nodes a tree may grow to
+  int max_tree_depth = 12;    // opt-tree, lever
+  PruneConfig prune;          // lever
+  std::string profile_path;   // lever: a latency profile from `specflash profile` (else measured at start)
+  int draft_threads = 0;      // 0: share the target's pool
   RetrievalConfig retrieval;  // coordgen, pld, sam
 
   bool enabled() const { return method != Method::kNone; }
