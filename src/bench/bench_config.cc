@@ -28,6 +28,12 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+bool retrieval_kind(BenchMethod::Kind k) {
+  using K = BenchMethod::Kind;
+  return k == K::kCoordGen || k == K::kCoordGenNoCalib || k == K::kCoordGenNoReuse || k == K::kCoordGenHybrid ||
+         k == K::kPld || k == K::kSam;
+}
+
 bool has(const BenchConfig& c, BenchMethod m) {
   return std::find(c.methods.begin(), c.methods.end(), m) != c.methods.end();
 }
@@ -61,6 +67,18 @@ const char* kind_name(BenchMethod::Kind k) {
       return "edgellm-noprovisional";
     case K::kBld:
       return "bld";
+    case K::kCoordGen:
+      return "coordgen";
+    case K::kCoordGenNoCalib:
+      return "coordgen-nocalib";
+    case K::kCoordGenNoReuse:
+      return "coordgen-noreuse";
+    case K::kCoordGenHybrid:
+      return "coordgen-hybrid";
+    case K::kPld:
+      return "pld";
+    case K::kSam:
+      return "sam";
   }
   return "?";
 }
@@ -111,6 +129,23 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       spec.edgellm.provisional = c.edgellm.provisional && m.kind != K::kEdgeLlmNoProvisional && m.kind != K::kBld;
       if (m.kind == K::kBld) spec.edgellm.token_threshold = m.param > 0 ? m.param / 100.0f : kBldDefaultThreshold;
       break;
+    case K::kCoordGen:
+    case K::kCoordGenNoCalib:
+    case K::kCoordGenNoReuse:
+    case K::kCoordGenHybrid:
+      spec.method = SpecConfig::Method::kCoordGen;
+      spec.retrieval = c.retrieval;
+      spec.retrieval.calibrate = m.kind != K::kCoordGenNoCalib;
+      spec.retrieval.reuse = m.kind != K::kCoordGenNoReuse;
+      if (m.param > 0) spec.node_budget = m.param;
+      if (m.kind != K::kCoordGenHybrid) spec.draft_model_path.clear();  // retrieval alone
+      break;
+    case K::kPld:
+    case K::kSam:
+      spec.method = m.kind == K::kPld ? SpecConfig::Method::kPld : SpecConfig::Method::kSam;
+      if (m.param > 0) spec.node_budget = m.param;
+      spec.draft_model_path.clear();
+      break;
     default:
       spec.method = SpecConfig::Method::kNone;
   }
@@ -138,6 +173,8 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
                            K::kEdgeLlmNoFallback,
                            K::kEdgeLlmNoProvisional,
                            K::kBld};
+  static const K kRetrieval[] = {K::kCoordGen, K::kCoordGenNoCalib, K::kCoordGenNoReuse, K::kCoordGenHybrid, K::kPld,
+                                 K::kSam};
   std::vector<BenchMethod> methods;
   for (std::string_view item : split_commas(text)) {
     item = trim(item);
@@ -149,18 +186,23 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
     const K* found = nullptr;
     for (const K& k : kAll)
       if (base == kind_name(k)) found = &k;
+    for (const K& k : kRetrieval)
+      if (base == kind_name(k)) found = &k;
     if (!found)
       return Status::Error(
           "unknown method '" + std::string(item) +
           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
-          "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, bld[:percent])");
+          "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, bld[:percent], "
+          "coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, coordgen-hybrid, pld[:nodes], sam[:nodes])");
     BenchMethod m{*found, 0};
     if (!param.empty()) {
       const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);
       if (ec != std::errc() || ptr != param.data() + param.size() || m.param < 1 ||
-          (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kBld) || (m.kind == K::kBld && m.param > 99))
+          (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kBld && !retrieval_kind(m.kind)) ||
+          (m.kind == K::kBld && m.param > 99))
         return Status::Error("method '" + std::string(item) +
-                             "': only chain:GAMMA, opt-tree:NODES and bld:PERCENT (1..99) take a positive number");
+                             "': only chain:GAMMA, opt-tree:NODES, bld:PERCENT (1..99) and the retrieval methods "
+                             "(NODES) take a positive number");
     }
     if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
   }
@@ -199,8 +241,21 @@ Status validate(const BenchConfig& c) {
   if (c.n_predict < 1) return Status::Error("--n-predict must be at least 1");
   for (BenchMethod m : c.methods) {
     if (!m.speculative()) continue;
-    if (c.draft_model_path.empty()) return Status::Error(method_name(m) + " needs a draft model (--draft FILE.gguf)");
+    const bool no_draft_needed = retrieval_kind(m.kind) && m.kind != BenchMethod::Kind::kCoordGenHybrid;
+    if (c.draft_model_path.empty() && !no_draft_needed)
+      return Status::Error(method_name(m) + " needs a draft model (--draft FILE.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
+  }
+  if (!c.retrieval.history_dir.empty()) {
+    // A store written by one method's run would warm the next one's: one per bench run.
+    int coordgen_runs = 0;
+    for (BenchMethod m : c.methods)
+      if (retrieval_kind(m.kind) && m.kind != BenchMethod::Kind::kPld && m.kind != BenchMethod::Kind::kSam)
+        coordgen_runs += static_cast<int>(c.budgets.size());
+    if (coordgen_runs != 1)
+      return Status::Error(
+          "--history-dir needs exactly one coordgen method at one budget per bench run (the store one run writes "
+          "would warm the next); run cold and warm as separate bench runs");
   }
   if (c.prompt_file.empty() && c.datasets.empty()) return Status::Error("no prompts (--dataset or --prompt-file)");
   if (c.warmup < 0) return Status::Error("--warmup must not be negative");

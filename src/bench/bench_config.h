@@ -35,6 +35,13 @@ struct BenchMethod {
     kEdgeLlmNoFallback,     // ... verification at a fixed tree size instead of T_c < alpha
     kEdgeLlmNoProvisional,  // ... no drafting during the target's I/O
     kBld,                   // BiLD-style chain: stop at the first token below a fixed confidence
+    // Retrieval drafting (no draft model): CoordGen, its ablations and the baselines.
+    kCoordGen,         // suffix-automaton trees + calibration + draft reuse (+ history with --history-dir)
+    kCoordGenNoCalib,  // without the calibration from the prefill's logits
+    kCoordGenNoReuse,  // without the reuse of rejected tails
+    kCoordGenHybrid,   // coordgen merged with the draft model (--draft) in one tree
+    kPld,              // prompt lookup decoding: one n-gram chain
+    kSam,              // SAM-style: one chain from the longest suffix match, no calibration
   };
   Kind kind = Kind::kAr;
   int param = 0;  // chain: gamma; opt-tree: node budget; bld: threshold in %; 0 = the default
@@ -86,6 +93,8 @@ struct BenchConfig {
   int max_tree_nodes = 64;  // lever
   PruneConfig prune;        // lever (enabled by the method)
   EdgeLlmConfig edgellm;    // edgellm (the ablations switch parts off)
+  // coordgen methods: the history store's settings (the method sets the rest).
+  RetrievalConfig retrieval;
   std::string profile_path;
   bool per_category = false;
 };

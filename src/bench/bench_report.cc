@@ -26,9 +26,9 @@ std::string table(const std::vector<SummaryRow>& rows, bool by_category) {
   std::string out = by_category ? "| dataset | category " : "";
   out +=
       "| method | budget | prompts | tok/s | speedup | mean accepted | tree nodes | rows kept | retained | bytes "
-      "read/token | peak RSS | = AR |\n";
+      "read/token | peak RSS | = AR | prefill ms |\n";
   out += by_category ? "|---|---" : "";
-  out += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+  out += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const SummaryRow& r : rows) {
     if (r.prompts == 0) continue;
     if (by_category) out += "| " + r.dataset + " | " + r.category + " ";
@@ -38,7 +38,7 @@ std::string table(const std::vector<SummaryRow>& rows, bool by_category) {
            (r.rows_kept() ? fmt("%.0f%%", 100 * *r.rows_kept()) : "-") + " | " +
            (r.retained() ? fmt("%.0f%%", 100 * *r.retained()) : "-") + " | " +
            format_bytes(static_cast<uint64_t>(r.bytes_per_token())) + " | " + format_bytes(r.peak_rss_bytes) + " | " +
-           equal_cell(r) + " |\n";
+           equal_cell(r) + " | " + fmt("%.1f", 1e3 * r.prefill_seconds / r.prompts) + " |\n";
   }
   return out;
 }
@@ -180,7 +180,8 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
       "\ntok/s: decode tokens / decode time, summed over prompts (the first token, from prefill, is not counted). "
       "speedup: over flash-ar at the same budget. mean accepted: tokens per target pass. "
       "bytes read/token: streamed bytes (prefill included) per generated token. = AR: prompts whose tokens equal "
-      "ar's.\n";
+      "ar's. prefill ms: mean prefill time per prompt (time to first token less one pass; coordgen's calibration "
+      "included).\n";
   if (!config.sampling.greedy())
     out +=
         "With sampling, = AR is expected of the plain methods only (same seed, same tokens); speculative methods "

@@ -67,6 +67,10 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   c.profile_path = session_flags.latency_profile;
   c.edgellm.alpha = session_flags.edgellm_alpha;
   c.edgellm.provisional = !session_flags.edgellm_no_provisional;
+  c.retrieval.history_dir = session_flags.history_dir;
+  c.retrieval.history_task = session_flags.history_task;
+  c.retrieval.history_max_tokens = static_cast<uint64_t>(session_flags.history_max_tokens);
+  c.retrieval.history_clear = session_flags.history_clear;
   const std::string methods =
       !f.methods.empty() ? f.methods : (c.draft_model_path.empty() ? "ar,flash-ar" : "ar,flash-ar,chain,tree");
   SF_ASSIGN_OR_RETURN(c.methods, bench::parse_methods(methods));

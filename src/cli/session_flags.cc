@@ -30,9 +30,11 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--draft", draft_path, "draft model for speculative decoding (same vocabulary as the target)");
   app.add_option("--spec", spec,
                  "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
-                 "lever (gain/cost trees + early-exit pruning) or edgellm (confidence-paced trees, adaptive "
-                 "verification, drafting during the target's I/O) (default: chain when --draft is given)")
-      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm"}));
+                 "lever (gain/cost trees + early-exit pruning), edgellm (confidence-paced trees, adaptive "
+                 "verification, drafting during the target's I/O); coordgen (retrieval from the context, no draft "
+                 "model needed; with --draft a hybrid), pld and sam (retrieval baselines) (default: chain when "
+                 "--draft is given)")
+      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm", "coordgen", "pld", "sam"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
   app.add_option("--node-budget", node_budget, "opt-tree: nodes per tree (default 16)");
@@ -49,6 +51,14 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
                  "it adapts after every verification)");
   app.add_flag("--edgellm-no-provisional", edgellm_no_provisional,
                "edgellm: do not draft while the target waits for streamed weights");
+  app.add_flag("--coordgen-no-calib", coordgen_no_calib, "coordgen: no calibration from the prefill's logits");
+  app.add_flag("--coordgen-no-reuse", coordgen_no_reuse, "coordgen: no reuse of rejected draft tails");
+  app.add_option("--history-dir", history_dir,
+                 "coordgen: keep a persistent store of past outputs here (opt-in; files are owner-only)");
+  app.add_option("--history-task", history_task, "coordgen: the store's task or app name (default: default)");
+  app.add_option("--history-max-tokens", history_max_tokens, "coordgen: the store's bound in tokens (default 1M)")
+      ->check(CLI::Range(1, 1 << 30));
+  app.add_flag("--history-clear", history_clear, "coordgen: empty the store before starting");
   app.add_option("--latency-profile", latency_profile,
                  "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
 
@@ -103,7 +113,16 @@ Result<SpecConfig> SessionFlags::spec_config() const {
              : spec == "lever"    ? M::kLever
              : spec == "edgellm"  ? M::kEdgeLlm
                                   : M::kChain;
-  if (draft_path.empty() && spec != "none")
+  if (spec == "coordgen") c.method = M::kCoordGen;
+  if (spec == "pld") c.method = M::kPld;
+  if (spec == "sam") c.method = M::kSam;
+  c.retrieval.calibrate = !coordgen_no_calib;
+  c.retrieval.reuse = !coordgen_no_reuse;
+  c.retrieval.history_dir = history_dir;
+  c.retrieval.history_task = history_task;
+  c.retrieval.history_max_tokens = static_cast<uint64_t>(history_max_tokens);
+  c.retrieval.history_clear = history_clear;
+  if (draft_path.empty() && spec != "none" && !SpecConfig::is_retrieval(c.method))
     return Status::Errorf("--spec %s needs a draft model (--draft DRAFT.gguf)", spec.c_str());
   c.draft_model_path = draft_path;
   c.draft_len = draft_len;

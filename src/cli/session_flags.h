@@ -40,6 +40,13 @@ struct SessionFlags {
   // llama.cpp spellings (issue 16): -md/--model-draft, --draft-max, --draft-min, and the
   // GPU-only options, accepted with a note.
   int draft_min = 0;
+  // coordgen (retrieval drafting)
+  bool coordgen_no_calib = false;
+  bool coordgen_no_reuse = false;
+  std::string history_dir;
+  std::string history_task = "default";
+  int64_t history_max_tokens = 1 << 20;
+  bool history_clear = false;
   GpuOnlyFlags gpu_only;
 
   // model_required: -m must be given (else defaults to the embedded model).

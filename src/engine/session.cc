@@ -71,7 +71,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   const bool prune =
       spec.enabled() && spec.method == SpecConfig::Method::kLever && (spec.prune.enabled || spec.prune.shadow);
   int exit_layer = 0;
-  if (spec.enabled()) {
+  // Retrieval methods need no draft model; with one, coordgen merges both (hybrid).
+  if (spec.enabled() && spec.draft_model_path.empty() && SpecConfig::is_retrieval(spec.method))
+    SF_RETURN_IF_ERROR(validate_spec_config(spec));
+  if (spec.enabled() && (!spec.draft_model_path.empty() || !SpecConfig::is_retrieval(spec.method))) {
     if (spec.draft_model_path.empty())
       return Status::Error("speculative decoding needs a draft model (--draft DRAFT.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(spec));
@@ -113,6 +116,9 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
           "memory budget of %s; use a smaller draft, fewer slots or raise --mem-budget",
           format_bytes(draft_bytes).c_str(), n_slots, format_bytes(options.mem_budget.bytes).c_str());
   }
+
+  if (spec.enabled() && SpecConfig::is_retrieval(spec.method))
+    SF_RETURN_IF_ERROR(s.add_retrieval_drafters(n_ctx, &draft_bytes));
 
   if (prune) {
     std::unique_ptr<ExitScorer> scorer;

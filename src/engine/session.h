@@ -28,6 +28,7 @@
 #include "sampling/sampler.h"
 #include "spec/compute_gate.h"
 #include "spec/draft_model_drafter.h"
+#include "spec/history_store.h"
 #include "spec/model_runner.h"
 #include "spec/spec_config.h"
 #include "spec/tree_builder.h"
@@ -179,6 +180,13 @@ class Session {
                       const SamplingParams& sampling, bool ignore_eos,
                       const std::function<bool(int32_t, const std::string&)>& on_token, GenerationStats* stats);
   Status seed_latency_profile();
+  // Retrieval drafting (session_retrieval.cc): gives every slot a retrieval drafter (merged
+  // with its draft model, if any) and adds their memory to *drafter_bytes.
+  Status add_retrieval_drafters(int n_ctx, uint64_t* drafter_bytes);
+  // Prefill that keeps the target's top-k next tokens at every evaluated position (for a
+  // drafter's calibration); like evaluate() otherwise.
+  Status evaluate_top_k(ModelRunner& target, const std::vector<int32_t>& tokens, int k,
+                        std::vector<std::vector<TokenProb>>* rows);
   // pruner: early-exit pruning for this call (lever), or none.
   Status decode_speculative(Slot& slot, TreeBuilder& builder, const TreePruner* pruner,
                             const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
@@ -200,6 +208,8 @@ class Session {
   std::unique_ptr<ComputeGate> compute_gate_;
   std::vector<Slot> slots_;
   std::unique_ptr<TreePruner> pruner_;  // early-exit pruning (lever), shared by the slots: stateless
+  // coordgen's persistent store, shared by the slots.
+  std::shared_ptr<HistoryStore> history_;
   double load_seconds_ = 0;
 };
 

@@ -81,11 +81,19 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
 
   Stopwatch prefill_timer;
   const size_t reused = reuse_cached_prefix(target, prompt, prompt.size() - 1);
-  if (prompt.size() - 1 > reused)
+  // A drafter that calibrates on the prefill's predictions gets each position's top tokens
+  // (their cost is part of the prefill time).
+  const int prefill_k = drafter.prefill_top_k();
+  std::vector<std::vector<TokenProb>> prefill_rows;
+  if (prompt.size() - 1 > reused && prefill_k > 0) {
+    SF_RETURN_IF_ERROR(evaluate_top_k(target, {prompt.begin() + reused, prompt.end() - 1}, prefill_k, &prefill_rows));
+  } else if (prompt.size() - 1 > reused) {
     SF_RETURN_IF_ERROR(evaluate(target, {prompt.begin() + reused, prompt.end() - 1}, false, nullptr));
+  }
   stats->reused_prompt_tokens = static_cast<int>(reused);
-  stats->prefill_seconds = prefill_timer.elapsed();
   drafter.reset(prompt);
+  if (prefill_k > 0) drafter.observe_prefill(prompt, reused, prefill_rows);
+  stats->prefill_seconds = prefill_timer.elapsed();
   int32_t pending = prompt.back();
 
   Stopwatch decode_timer;
@@ -166,6 +174,18 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
           return row_buffer.data();
         },
         verify_sampler, history);
+    // A drafter that reuses rejected drafts asks for the target's predictions on rows the
+    // walk did not need (each one more LM-head row, counted as such).
+    int32_t extra_head_rows = 0;
+    if (drafter.wants_rejected_predictions() && !pruned && tree.size() > 0) {
+      std::vector<int32_t> accepted_nodes;
+      for (int32_t v : result.accepted) accepted_nodes.push_back(node_of(v));
+      drafter.observe_rejected(tree, accepted_nodes, [&](int32_t node) {
+        target.row_logits(tree_row(node), row_buffer.data());
+        ++extra_head_rows;
+        return argmax(row_buffer.data(), n_vocab);
+      });
+    }
     target.end_head();
     std::vector<int32_t> accepted;  // nodes of `tree`
     for (int32_t v : result.accepted) accepted.push_back(node_of(v));
@@ -191,7 +211,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     cycle.rows_verified = tree.size() + 1;
     cycle.rows_pruned = tree.size() - (pruned ? kept_tree.size() : tree.size());
     cycle.accepted = static_cast<int32_t>(accepted.size());
-    cycle.head_rows = static_cast<int32_t>(result.rows_visited);
+    cycle.head_rows = static_cast<int32_t>(result.rows_visited) + extra_head_rows;
     // What the target chose at each visited row: the next accepted token, then the bonus.
     for (size_t i = 0; i <= accepted.size(); ++i)
       cycle.visited.push_back({i == 0 ? TokenTree::kRoot : accepted[i - 1],
@@ -204,8 +224,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     sp.accepted_draft_tokens += accepted.size();
     sp.rows_verified += static_cast<uint64_t>(cycle.rows_verified);
     sp.rows_pruned += static_cast<uint64_t>(cycle.rows_pruned);
-    sp.head_rows += static_cast<uint64_t>(result.rows_visited);
-    sp.head_rows_saved += static_cast<uint64_t>(cycle.rows_verified - cycle.rows_pruned - result.rows_visited);
+    sp.head_rows += static_cast<uint64_t>(cycle.head_rows);
+    sp.head_rows_saved += static_cast<uint64_t>(std::max(0, cycle.rows_verified - cycle.rows_pruned - cycle.head_rows));
     sp.max_tree_nodes = std::max<uint64_t>(sp.max_tree_nodes, static_cast<uint64_t>(tree.size()));
     if (pruner && pruner->config().shadow && !tap.fn) {
       sp.shadow_rows_kept += static_cast<uint64_t>(cycle.rows_verified);  // an empty tree: nothing to prune
@@ -246,7 +266,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   const std::string tail = decoder.flush();
   if (!tail.empty()) on_token(-1, tail);
   stats->decode_seconds = decode_timer.elapsed();
-  return Status::Ok();
+  return drafter.end_sequence(history, prompt.size());
 }
 
 }  // namespace sf

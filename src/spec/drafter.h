@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "base/status.h"
@@ -87,6 +88,37 @@ class Drafter {
   virtual bool drafted(int32_t node) const {
     (void)node;
     return false;
+  }
+
+  // Optional hooks for drafters that learn from the target's own work (retrieval drafting,
+  // retrieval_drafter.h). The defaults ask for nothing and do nothing.
+  //
+  // Top tokens wanted per prompt position from the prefill's logits (0: none, and the
+  // prefill computes no logits).
+  virtual int prefill_top_k() const { return 0; }
+  // After prefill (before begin_cycle): rows[i] holds the target's top tokens, by
+  // descending probability, after prompt[first + i] (the positions the prefill computed).
+  virtual void observe_prefill(const std::vector<int32_t>& prompt, size_t first,
+                               const std::vector<std::vector<TokenProb>>& rows) {
+    (void)prompt;
+    (void)first;
+    (void)rows;
+  }
+  // Whether observe_rejected() is wanted (it costs LM-head rows the verifier skipped).
+  virtual bool wants_rejected_predictions() const { return false; }
+  // After verification, before commit(): the accepted path, and the target's argmax at any
+  // node's row (its prediction of the token after that node), computed on request.
+  virtual void observe_rejected(const TokenTree& tree, const std::vector<int32_t>& accepted,
+                                const std::function<int32_t(int32_t node)>& target_argmax) {
+    (void)tree;
+    (void)accepted;
+    (void)target_argmax;
+  }
+  // The generation ended; `sequence` is the prompt and everything committed after it.
+  virtual Status end_sequence(const std::vector<int32_t>& sequence, size_t prompt_tokens) {
+    (void)sequence;
+    (void)prompt_tokens;
+    return Status::Ok();
   }
 };
 

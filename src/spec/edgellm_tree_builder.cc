@@ -70,10 +70,14 @@ int64_t EdgeLlmTreeBuilder::affordable_nodes(int context) const {
   // The cost of a row from a least-squares fit over the measured row counts around a
   // typical tree (single measurements swing with machine noise, and a tree size that is
   // never tried is never re-measured).
-  // The larger of a local fit around kTypicalRows and the average slope up to 32 rows:
-  // either alone was swung by one noisy measurement on a shared machine.
-  const double average = (profile_.verify_seconds(32, context) - profile_.verify_seconds(1, context)) / 31;
-  const double row = std::max(profile_.marginal_seconds(kTypicalRows, context), average);
+  // The largest of a local fit around kTypicalRows and the average slopes up to 32 rows and
+  // up to the largest tree: one alone was swung by a noisy measurement on a shared machine,
+  // and the largest trees are where the online measurements of grown trees land (a start-up
+  // profile taken on a quiet machine must not keep trees big once passes get dear).
+  const double one = profile_.verify_seconds(1, context);
+  const double average = (profile_.verify_seconds(32, context) - one) / 31;
+  const double largest = (profile_.verify_seconds(max_nodes_ + 1, context) - one) / max_nodes_;
+  const double row = std::max({profile_.marginal_seconds(kTypicalRows, context), average, largest});
   if (row <= 0) return max_nodes_;
   const double nodes = kVerifySlack * profile_.verify_seconds(1, context) / row;
   return std::clamp<int64_t>(static_cast<int64_t>(nodes), 1, max_nodes_);

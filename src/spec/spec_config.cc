@@ -17,6 +17,12 @@ const char* SpecConfig::method_name(Method m) {
       return "lever";
     case Method::kEdgeLlm:
       return "edgellm";
+    case Method::kCoordGen:
+      return "coordgen";
+    case Method::kPld:
+      return "pld";
+    case Method::kSam:
+      return "sam";
   }
   return "?";
 }
@@ -51,6 +57,9 @@ int64_t max_tree_size(const SpecConfig& c) {
     case SpecConfig::Method::kNone:
       return 0;
     case SpecConfig::Method::kOptTree:
+    case SpecConfig::Method::kCoordGen:
+    case SpecConfig::Method::kPld:
+    case SpecConfig::Method::kSam:
       return std::min(c.node_budget, c.max_tree_nodes);
     case SpecConfig::Method::kLever:
     case SpecConfig::Method::kEdgeLlm:
@@ -61,7 +70,8 @@ int64_t max_tree_size(const SpecConfig& c) {
 }
 
 Status validate_spec_config(const SpecConfig& c) {
-  if (c.method == SpecConfig::Method::kOptTree && (c.node_budget < 1 || c.node_budget > kMaxTreeNodes))
+  if ((c.method == SpecConfig::Method::kOptTree || SpecConfig::is_retrieval(c.method)) &&
+      (c.node_budget < 1 || c.node_budget > kMaxTreeNodes))
     return Status::Errorf("--node-budget %d is out of range (1..%lld)", c.node_budget,
                           static_cast<long long>(kMaxTreeNodes));
   if (c.max_tree_nodes < 1 || c.max_tree_nodes > 255)
@@ -93,6 +103,9 @@ Status validate_spec_config(const SpecConfig& c) {
   if (nodes > kMaxTreeNodes)
     return Status::Errorf("the draft tree would have %lld nodes (limit %lld); use fewer or narrower levels",
                           static_cast<long long>(nodes), static_cast<long long>(kMaxTreeNodes));
+  if (c.retrieval.history_max_tokens < 1) return Status::Error("--history-max-tokens must be at least 1");
+  if (!c.retrieval.history_dir.empty() && c.method != SpecConfig::Method::kCoordGen)
+    return Status::Error("--history-dir applies to --spec coordgen only");
   return Status::Ok();
 }
 

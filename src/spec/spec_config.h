@@ -44,23 +44,38 @@ struct EdgeLlmConfig {
   float token_threshold = 0;
 };
 
+// Retrieval drafting (coordgen, sam, pld; retrieval_drafter.h).
+struct RetrievalConfig {
+  bool calibrate = true;    // coordgen: calibration from the prefill's logits
+  bool reuse = true;        // coordgen: reuse of rejected draft tails
+  std::string history_dir;  // coordgen: persistent history store (empty: none)
+  std::string history_task = "default";
+  uint64_t history_max_tokens = 1 << 20;
+  bool history_clear = false;  // empty the store when the session starts
+};
+
 struct SpecConfig {
-  enum class Method { kNone, kChain, kTree, kOptTree, kLever, kEdgeLlm };
+  // kCoordGen, kPld and kSam draft by retrieval and need no draft model (with one,
+  // coordgen merges both into each tree).
+  enum class Method { kNone, kChain, kTree, kOptTree, kLever, kEdgeLlm, kCoordGen, kPld, kSam };
   Method method = Method::kNone;
   std::string draft_model_path;  // a GGUF with the target's vocabulary
   int draft_len = 4;             // chain: tokens per draft (gamma); tree: depth
   // Tree: children per node at each depth (e.g. {3, 2, 1}); empty = {2, 2, ..., 1}.
   std::vector<int> tree_widths;
-  int node_budget = 16;      // opt-tree: nodes per tree
-  int max_tree_nodes = 64;   // lever: the most nodes a tree may grow to
-  int max_tree_depth = 12;   // opt-tree, lever
-  PruneConfig prune;         // lever
-  EdgeLlmConfig edgellm;     // edgellm
-  std::string profile_path;  // lever: a latency profile from `specflash profile` (else measured at start)
-  int draft_threads = 0;     // 0: share the target's pool (edgellm with provisional drafting: one own thread)
+  int node_budget = 16;       // opt-tree: nodes per tree
+  int max_tree_nodes = 64;    // lever, edgellm: the most nodes a tree may grow to
+  int max_tree_depth = 12;    // opt-tree, lever, edgellm
+  PruneConfig prune;          // lever
+  EdgeLlmConfig edgellm;      // edgellm
+  std::string profile_path;   // lever: a latency profile from `specflash profile` (else measured at start)
+  int draft_threads = 0;      // 0: share the target's pool (edgellm with provisional drafting: one own thread)
+  RetrievalConfig retrieval;  // coordgen, pld, sam
 
   bool enabled() const { return method != Method::kNone; }
   static const char* method_name(Method m);
+  // Whether the method drafts by retrieval (and so needs no draft model).
+  static bool is_retrieval(Method m) { return m == Method::kCoordGen || m == Method::kPld || m == Method::kSam; }
 };
 
 // Children per node at each depth for a config: chain = {1} x draft_len; tree = the given

@@ -36,7 +36,9 @@ void add_sampled_children(TokenTree* tree, int32_t parent, NodeDistribution dist
 std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config) {
   using M = SpecConfig::Method;
   const char* name = SpecConfig::method_name(config.method);
-  if (config.method == M::kOptTree || config.method == M::kLever) {
+  if (config.method == M::kOptTree || config.method == M::kLever || SpecConfig::is_retrieval(config.method)) {
+    // Retrieval drafts use OPT-Tree's node budget: their probabilities come from
+    // occurrence counts, and a budget bounds the verification rows a cycle may spend.
     FrontierBuilderOptions o;
     o.objective = config.method == M::kLever ? FrontierBuilderOptions::Objective::kGainPerCost
                                              : FrontierBuilderOptions::Objective::kNodeBudget;

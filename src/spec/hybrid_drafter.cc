@@ -1,0 +1,67 @@
+#include "spec/hybrid_drafter.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace sf {
+
+NodeDistribution merge_max(const NodeDistribution& a, const NodeDistribution& b) {
+  std::unordered_map<int32_t, float> best;
+  for (const auto* d : {&a, &b})
+    for (const TokenProb& tp : d->probs) {
+      auto [it, inserted] = best.emplace(tp.id, tp.p);
+      if (!inserted) it->second = std::max(it->second, tp.p);
+    }
+  NodeDistribution out;
+  out.probs.reserve(best.size());
+  for (const auto& [id, p] : best) out.probs.push_back({id, p});
+  std::sort(out.probs.begin(), out.probs.end(),
+            [](const TokenProb& x, const TokenProb& y) { return x.p > y.p || (x.p == y.p && x.id < y.id); });
+  return out;
+}
+
+HybridDrafter::HybridDrafter(std::unique_ptr<Drafter> model, std::unique_ptr<Drafter> retrieval)
+    : model_(std::move(model)), retrieval_(std::move(retrieval)) {}
+
+uint64_t HybridDrafter::resident_bytes() const { return model_->resident_bytes() + retrieval_->resident_bytes(); }
+
+void HybridDrafter::reset(const std::vector<int32_t>& prompt) {
+  model_->reset(prompt);
+  retrieval_->reset(prompt);
+}
+
+Status HybridDrafter::begin_cycle(const std::vector<int32_t>& history, const SamplingParams& sampling,
+                                  const Sampler& draft_sampler) {
+  model_full_ = false;
+  SF_RETURN_IF_ERROR(model_->begin_cycle(history, sampling, draft_sampler));
+  return retrieval_->begin_cycle(history, sampling, draft_sampler);
+}
+
+Status HybridDrafter::draft(const TokenTree& tree, const std::vector<int32_t>& nodes,
+                            std::vector<NodeDistribution>* out) {
+  std::vector<NodeDistribution> from_model, from_retrieval;
+  if (!model_full_) {
+    SF_RETURN_IF_ERROR(model_->draft(tree, nodes, &from_model));
+    if (from_model.size() < nodes.size()) model_full_ = true;
+  }
+  SF_RETURN_IF_ERROR(retrieval_->draft(tree, nodes, &from_retrieval));
+  out->clear();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeDistribution empty;
+    out->push_back(merge_max(i < from_model.size() ? from_model[i] : empty,
+                             i < from_retrieval.size() ? from_retrieval[i] : empty));
+  }
+  const DraftCounters& m = model_->draft_counters();
+  const DraftCounters& r = retrieval_->draft_counters();
+  counters_.passes = m.passes;
+  counters_.rows = m.rows;
+  counters_.seconds = m.seconds + r.seconds;
+  return Status::Ok();
+}
+
+void HybridDrafter::commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) {
+  model_->commit(tree, accepted, bonus);
+  retrieval_->commit(tree, accepted, bonus);
+}
+
+}  // namespace sf

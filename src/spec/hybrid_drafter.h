@@ -1,0 +1,60 @@
+// HybridDrafter: a draft model and a retrieval drafter proposing into one tree (the idea of
+// SAM-Decoding's hybrid; CoordGen has no draft model). Both drafters see every node the tree
+// builder drafts; a node's distribution merges the two, each token worth the larger of its
+// two probabilities (a retrieved continuation the model doubts keeps its retrieval weight,
+// and the model's own guesses stay where retrieval has none). The tree builder shapes the
+// tree as usual, so children are chosen deterministically from the merged candidates and
+// verification stays lossless (the verifier treats each child as a one-hot draft).
+// The model drafter's own row limits apply: once it has no room left in a cycle, the
+// remaining nodes get the retrieval distribution alone.
+// Not thread-safe.
+#pragma once
+
+#include <memory>
+
+#include "spec/drafter.h"
+
+namespace sf {
+
+class HybridDrafter : public Drafter {
+ public:
+  HybridDrafter(std::unique_ptr<Drafter> model, std::unique_ptr<Drafter> retrieval);
+
+  const char* name() const override { return "hybrid"; }
+  uint64_t resident_bytes() const override;
+  const DraftCounters& draft_counters() const override { return counters_; }
+  void reset(const std::vector<int32_t>& prompt) override;
+  Status begin_cycle(const std::vector<int32_t>& history, const SamplingParams& sampling,
+                     const Sampler& draft_sampler) override;
+  Status draft(const TokenTree& tree, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override;
+  void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) override;
+
+  int prefill_top_k() const override { return retrieval_->prefill_top_k(); }
+  void observe_prefill(const std::vector<int32_t>& prompt, size_t first,
+                       const std::vector<std::vector<TokenProb>>& rows) override {
+    retrieval_->observe_prefill(prompt, first, rows);
+  }
+  bool wants_rejected_predictions() const override { return retrieval_->wants_rejected_predictions(); }
+  void observe_rejected(const TokenTree& tree, const std::vector<int32_t>& accepted,
+                        const std::function<int32_t(int32_t node)>& target_argmax) override {
+    retrieval_->observe_rejected(tree, accepted, target_argmax);
+  }
+  Status end_sequence(const std::vector<int32_t>& sequence, size_t prompt_tokens) override {
+    return retrieval_->end_sequence(sequence, prompt_tokens);
+  }
+
+  Drafter& model() { return *model_; }
+  Drafter& retrieval() { return *retrieval_; }
+
+ private:
+  std::unique_ptr<Drafter> model_;
+  std::unique_ptr<Drafter> retrieval_;
+  bool model_full_ = false;  // the model drafter returned fewer rows this cycle
+  DraftCounters counters_;
+};
+
+// Merges two distributions: each token at the larger of its probabilities, sorted by
+// descending probability (ties by ascending id).
+NodeDistribution merge_max(const NodeDistribution& a, const NodeDistribution& b);
+
+}  // namespace sf

@@ -1,0 +1,260 @@
+#include "spec/retrieval_drafter.h"
+
+#include <algorithm>
+
+#include "base/timer.h"
+#include "spec/prompt_lookup.h"
+
+namespace sf {
+namespace {
+// A reused segment's start, offered where no source matches: a guess worth this much.
+constexpr float kReuseStartProb = 0.3f;
+// Sources other than the live one are re-matched over this many trailing tokens after they
+// change (longer matches than their documents cannot exist; 64 bounds the history's).
+constexpr size_t kResyncWindow = 64;
+}  // namespace
+
+RetrievalDrafter::RetrievalDrafter(const RetrievalOptions& options, std::shared_ptr<HistoryStore> history)
+    : options_(options), history_store_(std::move(history)), reuse_(options.reuse_options) {
+  const bool coordgen = options_.mode == RetrievalOptions::Mode::kCoordGen;
+  sources_[kLive].active = true;
+  sources_[kCalibration].active = coordgen && options_.calibrate;
+  sources_[kReuse].active = coordgen && options_.reuse;
+  sources_[kHistory].active = coordgen && history_store_ != nullptr;
+  if (sources_[kHistory].active) {
+    for (const auto& doc : history_store_->documents()) sources_[kHistory].automaton.add_document(doc);
+    sources_[kHistory].automaton.refresh_counts();
+  }
+}
+
+const char* RetrievalDrafter::name() const {
+  switch (options_.mode) {
+    case RetrievalOptions::Mode::kSam:
+      return "sam";
+    case RetrievalOptions::Mode::kPld:
+      return "pld";
+    default:
+      return "coordgen";
+  }
+}
+
+uint64_t RetrievalDrafter::resident_bytes() const {
+  uint64_t bytes = sequence_.capacity() * sizeof(int32_t);
+  for (const Source& s : sources_) bytes += s.automaton.memory_bytes();
+  return bytes;
+}
+
+void RetrievalDrafter::reset(const std::vector<int32_t>& prompt) {
+  sequence_.clear();
+  sources_[kLive].automaton.clear();
+  sources_[kCalibration].automaton.clear();
+  reuse_.clear();
+  sources_[kReuse].automaton.clear();
+  for (Source& s : sources_) s.root = {};
+  for (int32_t t : prompt) push_committed(t);
+}
+
+void RetrievalDrafter::push_committed(int32_t token) {
+  sequence_.push_back(token);
+  sources_[kLive].automaton.extend(token);
+  for (int s = kCalibration; s < kSources; ++s)
+    if (sources_[s].active) sources_[s].root = sources_[s].automaton.step(sources_[s].root, token);
+}
+
+Status RetrievalDrafter::begin_cycle(const std::vector<int32_t>& history, const SamplingParams& sampling,
+                                     const Sampler& draft_sampler) {
+  (void)sampling;
+  (void)draft_sampler;
+  Stopwatch timer;
+  if (history != sequence_) reset(history);  // never expected: commit() tracks the sequence
+  node_match_.assign(1, NodeMatch{});
+  chain_.clear();
+  switch (options_.mode) {
+    case RetrievalOptions::Mode::kPld:
+      chain_ = prompt_lookup(sequence_, options_.pld_max_ngram, options_.max_chain);
+      break;
+    case RetrievalOptions::Mode::kSam: {
+      SuffixAutomaton& live = sources_[kLive].automaton;
+      const SuffixAutomaton::Match m = live.continuation(live.whole_text());
+      if (m.length > 0) {
+        const size_t from = static_cast<size_t>(live.first_end(m)) + 1;
+        const size_t to = std::min(sequence_.size(), from + static_cast<size_t>(options_.max_chain));
+        chain_.assign(sequence_.begin() + static_cast<std::ptrdiff_t>(from),
+                      sequence_.begin() + static_cast<std::ptrdiff_t>(to));
+      }
+      break;
+    }
+    case RetrievalOptions::Mode::kCoordGen: {
+      NodeMatch& root = node_match_[0];
+      root.m[kLive] = sources_[kLive].automaton.continuation(sources_[kLive].automaton.whole_text());
+      for (int s = kCalibration; s < kSources; ++s)
+        if (sources_[s].active) root.m[s] = sources_[s].automaton.continuation(sources_[s].root);
+      break;
+    }
+  }
+  counters_.seconds += timer.elapsed();
+  return Status::Ok();
+}
+
+NodeDistribution RetrievalDrafter::coordgen_distribution(const NodeMatch& nm) {
+  std::vector<std::pair<int32_t, float>> score;
+  double weight_sum = 0;
+  int32_t longest = 0;
+  for (int s = 0; s < kSources; ++s) {
+    const SuffixAutomaton::Match& m = nm.m[s];
+    if (!sources_[s].active || m.length < 1) continue;
+    sources_[s].automaton.next_tokens(m, &scratch_);
+    double total = 0;
+    for (const auto& tc : scratch_) total += tc.second;
+    if (total <= 0) continue;
+    const double w = m.length;
+    weight_sum += w;
+    longest = std::max(longest, m.length);
+    for (const auto& [token, count] : scratch_) {
+      auto it = std::find_if(score.begin(), score.end(), [&](const auto& e) { return e.first == token; });
+      const float add = static_cast<float>(w * count / total);
+      if (it == score.end()) {
+        score.push_back({token, add});
+      } else {
+        it->second += add;
+      }
+    }
+  }
+  NodeDistribution d;
+  if (weight_sum > 0) {
+    const double scale = static_cast<double>(longest) / (longest + 1) / weight_sum;
+    for (const auto& [token, v] : score) d.probs.push_back({token, static_cast<float>(v * scale)});
+  }
+  std::sort(d.probs.begin(), d.probs.end(),
+            [](const TokenProb& a, const TokenProb& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); });
+  if (static_cast<int>(d.probs.size()) > options_.max_candidates) d.probs.resize(options_.max_candidates);
+  return d;
+}
+
+NodeDistribution RetrievalDrafter::chain_distribution(const TokenTree& tree, int32_t node) const {
+  NodeDistribution d;
+  size_t depth = 0;
+  if (node != TokenTree::kRoot) {
+    const std::vector<int32_t> path = tree.path_to(node);
+    if (path.size() > chain_.size()) return d;
+    for (size_t i = 0; i < path.size(); ++i)
+      if (tree.node(path[i]).token != chain_[i]) return d;
+    depth = path.size();
+  }
+  if (depth < chain_.size()) d.probs.push_back({chain_[depth], 1.0f});
+  return d;
+}
+
+Status RetrievalDrafter::draft(const TokenTree& tree, const std::vector<int32_t>& nodes,
+                               std::vector<NodeDistribution>* out) {
+  out->clear();
+  Stopwatch timer;
+  const bool coordgen = options_.mode == RetrievalOptions::Mode::kCoordGen;
+  if (coordgen && node_match_.size() < static_cast<size_t>(tree.size()) + 1)
+    node_match_.resize(static_cast<size_t>(tree.size()) + 1, NodeMatch{{{-1, -1}}});
+  // A node's matches from its parent's: one step and a walk to a suffix with a continuation.
+  std::function<const NodeMatch&(int32_t)> match_of = [&](int32_t node) -> const NodeMatch& {
+    NodeMatch& nm = node_match_[static_cast<size_t>(node) + 1];
+    if (node == TokenTree::kRoot || nm.m[kLive].state >= 0) return nm;
+    const NodeMatch parent = match_of(tree.node(node).parent);
+    const int32_t token = tree.node(node).token;
+    for (int s = 0; s < kSources; ++s) {
+      if (!sources_[s].active) {
+        nm.m[s] = {};
+        continue;
+      }
+      SuffixAutomaton& a = sources_[s].automaton;
+      nm.m[s] = a.continuation(a.step(parent.m[s], token));
+    }
+    return nm;
+  };
+  for (int32_t node : nodes) {
+    if (!coordgen) {
+      out->push_back(chain_distribution(tree, node));
+      continue;
+    }
+    NodeDistribution d = coordgen_distribution(match_of(node));
+    // Reused segments start where nothing else matches, and always below the root.
+    if (sources_[kReuse].active && (node == TokenTree::kRoot || d.probs.empty())) {
+      for (const auto& seg : reuse_.segments()) {
+        auto it =
+            std::find_if(d.probs.begin(), d.probs.end(), [&](const TokenProb& tp) { return tp.id == seg.tokens[0]; });
+        if (it == d.probs.end()) {
+          d.probs.push_back({seg.tokens[0], kReuseStartProb});
+        } else {
+          it->p = std::max(it->p, kReuseStartProb);
+        }
+      }
+      std::sort(d.probs.begin(), d.probs.end(),
+                [](const TokenProb& a, const TokenProb& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); });
+    }
+    out->push_back(std::move(d));
+  }
+  ++counters_.passes;
+  counters_.rows += nodes.size();
+  counters_.seconds += timer.elapsed();
+  return Status::Ok();
+}
+
+void RetrievalDrafter::commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) {
+  for (int32_t node : accepted) push_committed(tree.node(node).token);
+  push_committed(bonus);
+  if (!sources_[kReuse].active) return;
+  bool changed = reuse_.age(tree.size());
+  changed = reuse_.keep(std::move(pending_segment_)) || changed;
+  pending_segment_.clear();
+  if (changed) rebuild_reuse_source();
+}
+
+void RetrievalDrafter::resync(int source) {
+  Source& s = sources_[source];
+  s.root = {};
+  const size_t from = sequence_.size() > kResyncWindow ? sequence_.size() - kResyncWindow : 0;
+  for (size_t i = from; i < sequence_.size(); ++i) s.root = s.automaton.step(s.root, sequence_[i]);
+}
+
+void RetrievalDrafter::rebuild_reuse_source() {
+  SuffixAutomaton& a = sources_[kReuse].automaton;
+  a.clear();
+  for (const auto& seg : reuse_.segments()) a.add_document(seg.tokens);
+  resync(kReuse);
+}
+
+int RetrievalDrafter::prefill_top_k() const {
+  return sources_[kCalibration].active ? std::max(1, options_.calibration.top_k) : 0;
+}
+
+void RetrievalDrafter::observe_prefill(const std::vector<int32_t>& prompt, size_t first,
+                                       const std::vector<std::vector<TokenProb>>& rows) {
+  if (!sources_[kCalibration].active) return;
+  Stopwatch timer;
+  SuffixAutomaton& a = sources_[kCalibration].automaton;
+  for (const auto& path : calibrated_paths(prompt, first, rows, options_.calibration)) {
+    a.add_document(path);
+    ++calibrated_paths_;
+  }
+  a.refresh_counts();
+  resync(kCalibration);
+  counters_.seconds += timer.elapsed();
+}
+
+bool RetrievalDrafter::wants_rejected_predictions() const { return sources_[kReuse].active; }
+
+void RetrievalDrafter::observe_rejected(const TokenTree& tree, const std::vector<int32_t>& accepted,
+                                        const std::function<int32_t(int32_t node)>& target_argmax) {
+  if (!sources_[kReuse].active) return;
+  pending_segment_ = reuse_.select(tree, accepted, target_argmax);
+}
+
+Status RetrievalDrafter::end_sequence(const std::vector<int32_t>& sequence, size_t prompt_tokens) {
+  if (!history_store_ || prompt_tokens >= sequence.size()) return Status::Ok();
+  std::vector<int32_t> output(sequence.begin() + static_cast<std::ptrdiff_t>(prompt_tokens), sequence.end());
+  if (sources_[kHistory].active) {
+    sources_[kHistory].automaton.add_document(output);
+    sources_[kHistory].automaton.refresh_counts();
+  }
+  history_store_->add(std::move(output));
+  return history_store_->save();
+}
+
+}  // namespace sf
