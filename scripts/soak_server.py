@@ -81,6 +81,7 @@ def main():
         done = tokens = mismatches = 0
         rss_start = rss_kib(server.pid)
         rss_warm = None
+        samples = []  # "requests:MiB" every 24 requests, to see the shape of any growth
         while done < a.requests and time.time() - t0 < a.seconds:
             prompt = PROMPTS[done % len(PROMPTS)]
             method = "none" if (done // len(PROMPTS)) % 2 == 0 else "tree"
@@ -95,6 +96,8 @@ def main():
             tokens += n
             if done == 4 * len(PROMPTS):
                 rss_warm = rss_kib(server.pid)
+            if done % (4 * len(PROMPTS)) == 0:
+                samples.append(f"{done}:{rss_kib(server.pid) / 1024:.1f}")
         seconds = time.time() - t0
         rss_end = rss_kib(server.pid)
         rss_warm = rss_warm or rss_end
@@ -102,6 +105,7 @@ def main():
         print(f"soak_server: requests={done} tokens={tokens} seconds={seconds:.1f} mismatches={mismatches} "
               f"rss_start={rss_start / 1024:.1f}MiB rss_after_warmup={rss_warm / 1024:.1f}MiB "
               f"rss_end={rss_end / 1024:.1f}MiB growth_after_warmup={growth:.2f}MiB")
+        print("soak_server: rss samples (requests:MiB) " + " ".join(samples))
         return 0 if mismatches == 0 and growth < 4 else 1
     finally:
         server.terminate()
