@@ -32,6 +32,7 @@ hist=(-m models/stories260K.gguf -n 32 --ignore-eos "${ctx[@]}" --methods flash-
 $sf bench "${hist[@]}" --history-clear --json $out/history-cold.json >$out/history-cold.md
 $sf bench "${hist[@]}" --json $out/history-warm.json >$out/history-warm.md
 # (5) Spec-Bench summarization/rag and HumanEval on stories260K (out of its domain), phone regime.
-$sf bench "${stories[@]}" --dataset spec_bench/summarization:1,spec_bench/rag:1,human_eval:1 --methods "$methods" \
-  --budgets 0% --io-bandwidth 25M --json $out/stories-specbench-phone.json >$out/stories-specbench-phone.md
+$sf bench "${stories[@]}" --ctx-size 512 --dataset spec_bench/summarization:1,spec_bench/rag:1,human_eval:1 \
+  --methods flash-ar,pld,sam,coordgen --budgets 0% --io-bandwidth 25M --json $out/stories-specbench-phone.json \
+  >$out/stories-specbench-phone.md
 echo "wrote $out"
