@@ -37,7 +37,7 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
       ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm", "coordgen", "pld", "sam"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
-  app.add_option("--node-budget", node_budget, "opt-tree: nodes per tree (default 16)");
+  app.add_option("--node-budget", node_budget, "opt-tree, coordgen, pld, sam: nodes per tree (default 16)");
   app.add_option("--max-tree-nodes", max_tree_nodes, "lever: the most nodes a tree may grow to (1..255, default 64)");
   app.add_option("--lever-exit-layer", lever_exit_layer,
                  "lever: prune after this many target layers (1..layers-1; default: half the layers)");

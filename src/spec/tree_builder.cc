@@ -37,8 +37,9 @@ std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config) {
   using M = SpecConfig::Method;
   const char* name = SpecConfig::method_name(config.method);
   if (config.method == M::kOptTree || config.method == M::kLever || SpecConfig::is_retrieval(config.method)) {
-    // Retrieval drafts use OPT-Tree's node budget: their probabilities come from
-    // occurrence counts, and a budget bounds the verification rows a cycle may spend.
+    // Retrieval drafts use OPT-Tree's node budget (their probabilities are occurrence
+    // counts). LEVER's gain/cost objective was tried for coordgen and left out: under
+    // sampling it failed the chi-square test (docs/coordgen.md), so it is not used here.
     FrontierBuilderOptions o;
     o.objective = config.method == M::kLever ? FrontierBuilderOptions::Objective::kGainPerCost
                                              : FrontierBuilderOptions::Objective::kNodeBudget;

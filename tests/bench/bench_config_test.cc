@@ -152,3 +152,36 @@ TEST(BenchPlan, ContextMargin) {
 
 }  // namespace
 }  // namespace sf::bench
+
+namespace sf::bench {
+namespace {
+
+TEST(BenchFlags, RetrievalMethodsNeedNoDraftExceptTheHybrid) {
+  auto m = parse_methods("coordgen,coordgen-nocalib,coordgen-noreuse,pld:8,sam");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 5u);
+  EXPECT_EQ(method_name((*m)[3]), "pld:8");
+  BenchConfig c;
+  c.methods = *m;
+  c.budgets = *parse_budgets("100%");
+  c.datasets = {DatasetSpec{"spec_bench", "", 2}};
+  EXPECT_TRUE(validate(c).ok()) << "retrieval needs no draft model";
+  EXPECT_EQ(spec_for(c, (*m)[1]).method, SpecConfig::Method::kCoordGen);
+  EXPECT_FALSE(spec_for(c, (*m)[1]).retrieval.calibrate);
+  EXPECT_TRUE(spec_for(c, (*m)[1]).retrieval.reuse);
+  EXPECT_EQ(spec_for(c, (*m)[3]).node_budget, 8);
+  c.methods = *parse_methods("coordgen-hybrid");
+  EXPECT_FALSE(validate(c).ok()) << "the hybrid needs --draft";
+  c.draft_model_path = "draft.gguf";
+  EXPECT_TRUE(validate(c).ok());
+  EXPECT_EQ(spec_for(c, *parse_methods("pld")->begin()).draft_model_path, "") << "pld never gets the draft";
+  // A history store warms whichever coordgen run follows: one per bench run.
+  c.retrieval.history_dir = "/tmp/h";
+  c.methods = *parse_methods("coordgen,coordgen-nocalib");
+  EXPECT_FALSE(validate(c).ok());
+  c.methods = *parse_methods("flash-ar,coordgen,pld");
+  EXPECT_TRUE(validate(c).ok());
+}
+
+}  // namespace
+}  // namespace sf::bench
