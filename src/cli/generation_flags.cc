@@ -86,7 +86,7 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                n_threads, static_cast<unsigned long long>(seed), s.load_seconds, s.prompt_tokens,
                s.prefill_tokens_per_s(), s.prefill_seconds, s.reused_prompt_tokens, s.generated_tokens,
                s.decode_tokens_per_s(), s.decode_seconds, s.peak_rss_bytes / 1048576.0);
-  if (session.drafter()) {
+  if (session.speculative()) {
     const SpecStats& sp = s.spec;
     std::fprintf(
         stderr,
@@ -135,7 +135,7 @@ std::string generation_stats_json(const GenerationStats& s, const Session& sessi
   const int n_threads = const_cast<Session&>(session).pool().size();
   const SessionCounters& c = s.counters;
   const LayerStreamer* st = session.streamer();
-  const bool spec = session.drafter() != nullptr;
+  const bool spec = session.speculative();
   const nlohmann::json j = {
       {"target_passes", spec ? s.spec.cycles : (s.generated_tokens > 0 ? s.generated_tokens : 0)},
       {"mean_accepted", s.mean_accepted()},

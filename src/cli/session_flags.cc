@@ -28,10 +28,12 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--io-backend", io_backend, "streaming reads: auto, io_uring or pread")
       ->check(CLI::IsMember({"auto", "io_uring", "pread"}));
   app.add_option("--draft", draft_path, "draft model for speculative decoding (same vocabulary as the target)");
-  app.add_option("--spec", spec,
-                 "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget) or "
-                 "lever (gain/cost trees + early-exit pruning) (default: chain when --draft is given)")
-      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever"}));
+  app.add_option(
+         "--spec", spec,
+         "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget) or "
+         "lever (gain/cost trees + early-exit pruning); cats or kangaroo draft with the target's own first layers, "
+         "no --draft (default: chain when --draft is given)")
+      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "cats", "kangaroo"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
   app.add_option("--node-budget", node_budget, "opt-tree: nodes per tree (default 16)");
@@ -43,6 +45,12 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--lever-predictor", lever_predictor,
                  "lever: trained exit predictor (specflash train-predictor); default: the logit lens");
   app.add_flag("--lever-no-prune", lever_no_prune, "lever: gain/cost trees without early-exit pruning");
+  app.add_option("--cats-ldm", cats_ldm,
+                 "cats/kangaroo: draft with layers 1..L_DM (default: about a tenth of the layers)");
+  app.add_option("--cats-lsv", cats_lsv,
+                 "cats: shallow verifier runs layers L_DM+1..L_SV (default: the layers the budget pins)");
+  app.add_option("--cats-branches", cats_branches,
+                 "cats/kangaroo: the draft's next-best tokens added as side branches per position (0..8, default 0)");
   app.add_option("--latency-profile", latency_profile,
                  "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
 
@@ -92,8 +100,18 @@ namespace sf::cli {
 Result<SpecConfig> SessionFlags::spec_config() const {
   SpecConfig c;
   using M = SpecConfig::Method;
-  c.method = spec == "tree" ? M::kTree : spec == "opt-tree" ? M::kOptTree : spec == "lever" ? M::kLever : M::kChain;
-  if (draft_path.empty() && spec != "none")
+  c.method = spec == "tree"       ? M::kTree
+             : spec == "opt-tree" ? M::kOptTree
+             : spec == "lever"    ? M::kLever
+             : spec == "cats"     ? M::kCats
+             : spec == "kangaroo" ? M::kKangaroo
+                                  : M::kChain;
+  c.cats.ldm = cats_ldm;
+  c.cats.lsv = cats_lsv;
+  c.cats.extra_branches = cats_branches;
+  if (c.self_speculative() && !draft_path.empty())
+    return Status::Errorf("--spec %s drafts with the target's own layers; it takes no --draft", spec.c_str());
+  if (draft_path.empty() && spec != "none" && !c.self_speculative())
     return Status::Errorf("--spec %s needs a draft model (--draft DRAFT.gguf)", spec.c_str());
   c.draft_model_path = draft_path;
   c.draft_len = draft_len;

@@ -31,6 +31,10 @@ struct SessionFlags {
   std::string lever_predictor;
   bool lever_no_prune = false;
   std::string latency_profile;
+  // CATS / Kangaroo self-speculation (no draft model).
+  int cats_ldm = -1;
+  int cats_lsv = -1;
+  int cats_branches = 0;
 
   // The speculative settings these flags give (method from --spec; validated).
   Result<SpecConfig> spec_config() const;

@@ -71,7 +71,9 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   const bool prune =
       spec.enabled() && spec.method == SpecConfig::Method::kLever && (spec.prune.enabled || spec.prune.shadow);
   int exit_layer = 0;
-  if (spec.enabled()) {
+  const bool self_spec = spec.self_speculative();
+  if (self_spec) SF_RETURN_IF_ERROR(validate_spec_config(spec));
+  if (spec.enabled() && !self_spec) {
     if (spec.draft_model_path.empty())
       return Status::Error("speculative decoding needs a draft model (--draft DRAFT.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(spec));
@@ -125,9 +127,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
                             static_cast<uint64_t>(hp.n_vocab) * sizeof(float)) *
                                static_cast<uint64_t>(n_slots) +
                            draft_bytes;
-  // Pruning scores the exit layer with the LM head mid-pass: it must be resident.
+  // Pruning scores the exit layer with the LM head mid-pass, and CATS drafts with it every
+  // draft pass: it must be resident.
   auto plan = plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers,
-                             /*require_head=*/prune);
+                             /*require_head=*/prune || self_spec);
   if (!plan.ok()) {
     if (n_slots > 1)
       return Status::Error(plan.status().message() +
@@ -152,6 +155,17 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     source = s.resident_source_.get();
   }
   for (Slot& slot : s.slots_) slot.target = std::make_unique<ModelRunner>(*s.model_, *source, s.pool_, n_ctx);
+  if (self_spec) {
+    SF_ASSIGN_OR_RETURN(const CatsBoundaries cuts,
+                        choose_cats_boundaries(hp.n_layer, s.plan_.n_resident_layers, spec.cats.ldm, spec.cats.lsv,
+                                               spec.method == SpecConfig::Method::kKangaroo));
+    SF_LOG_INFO("%s: %s", SpecConfig::method_name(spec.method), cuts.describe().c_str());
+    CatsCycleOptions co;
+    co.cuts = cuts;
+    co.gamma = spec.draft_len;
+    co.extra_branches = spec.cats.extra_branches;
+    for (Slot& slot : s.slots_) slot.cats = std::make_unique<CatsCycle>(*slot.target, co);
+  }
   if (s.slots_[0].builder) SF_RETURN_IF_ERROR(s.seed_latency_profile());
   s.load_seconds_ = load_timer.elapsed();
   return session;
@@ -264,7 +278,7 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
   SF_ASSIGN_OR_RETURN(const SpecConfig call_spec, resolve_spec(spec));
   // A per-call builder when the call changes the method or the draft length.
   std::unique_ptr<TreeBuilder> call_builder;
-  if (spec.active()) call_builder = make_tree_builder(call_spec);
+  if (spec.active() && !slot.cats) call_builder = make_tree_builder(call_spec);
   if (call_builder && call_builder->latency_profile() && slot.builder->latency_profile())
     *call_builder->latency_profile() = *slot.builder->latency_profile();
   GenerationStats stats;
@@ -275,7 +289,9 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
     return Status::Errorf("the prompt has %zu tokens but the context holds %d (use --ctx-size)", prompt.size(),
                           target.n_ctx());
   const SessionCounters before = counters(slot_index);
-  if (call_spec.enabled()) {
+  if (call_spec.enabled() && slot.cats) {
+    SF_RETURN_IF_ERROR(decode_cats(slot, call_spec, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
+  } else if (call_spec.enabled()) {
     TreeBuilder& builder = call_builder ? *call_builder : *slot.builder;
     const TreePruner* pruner = call_spec.method == SpecConfig::Method::kLever ? pruner_.get() : nullptr;
     SF_RETURN_IF_ERROR(
@@ -298,14 +314,18 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
 
 Result<SpecConfig> Session::resolve_spec(const SpecOverride& spec) const {
   SpecConfig config = options_.spec;
-  if (!slots_[0].drafter) config.method = SpecConfig::Method::kNone;
+  const bool can_speculate = slots_[0].drafter || slots_[0].cats;
+  if (!can_speculate) config.method = SpecConfig::Method::kNone;
   if (spec.disable) {
     config.method = SpecConfig::Method::kNone;
     return config;
   }
   if (!spec.active()) return config;
-  if (!slots_[0].drafter)
+  if (!can_speculate)
     return Status::Error("speculative decoding was asked for, but the session has no draft model (--draft)");
+  if (slots_[0].cats && spec.method != SpecConfig::Method::kNone && spec.method != config.method)
+    return Status::Errorf("this session runs %s (self-speculation); it cannot switch method per call",
+                          SpecConfig::method_name(config.method));
   if (spec.method != SpecConfig::Method::kNone) {
     if (spec.method != config.method) config.tree_widths.clear();  // the session's widths are for its method
     config.method = spec.method;
@@ -342,6 +362,8 @@ Status Session::decode_plain(ModelRunner& target, const std::vector<int32_t>& pr
   stats->prefill_seconds = prefill_timer.elapsed();
 
   Stopwatch decode_timer;
+  const uint64_t weight_before = target.counters().weight_bytes;
+  const uint64_t stream_before = streamer_ ? streamer_->stats().bytes_read : 0;
   const int n_vocab = model_->hparams().n_vocab;
   for (int i = 0; i < n_predict; ++i) {
     const int32_t next = sampler.sample(logits.data(), n_vocab, history);
@@ -359,6 +381,8 @@ Status Session::decode_plain(ModelRunner& target, const std::vector<int32_t>& pr
   const std::string tail = decoder.flush();
   if (!tail.empty()) on_token(-1, tail);
   stats->decode_seconds = decode_timer.elapsed();
+  stats->decode_weight_bytes = target.counters().weight_bytes - weight_before;
+  stats->decode_stream_bytes = (streamer_ ? streamer_->stats().bytes_read : 0) - stream_before;
   return Status::Ok();
 }
 

@@ -15,6 +15,10 @@ const char* SpecConfig::method_name(Method m) {
       return "opt-tree";
     case Method::kLever:
       return "lever";
+    case Method::kCats:
+      return "cats";
+    case Method::kKangaroo:
+      return "kangaroo";
   }
   return "?";
 }
@@ -52,6 +56,10 @@ int64_t max_tree_size(const SpecConfig& c) {
       return std::min(c.node_budget, c.max_tree_nodes);
     case SpecConfig::Method::kLever:
       return c.max_tree_nodes;
+    case SpecConfig::Method::kCats:  // the chain, a correction and the extra branches per position
+      return static_cast<int64_t>(c.draft_len) * (2 + c.cats.extra_branches);
+    case SpecConfig::Method::kKangaroo:
+      return c.draft_len;
     default:
       return tree_node_count(tree_widths(c));
   }
@@ -71,6 +79,8 @@ Status validate_spec_config(const SpecConfig& c) {
   if (!(c.prune.temperature > 0.0f)) return Status::Error("the pruning temperature must be positive");
   if (c.prune.root_keep < 1) return Status::Error("pruning must keep at least one child of the root");
   if (c.prune.shadow && c.prune.enabled) return Status::Error("shadow pruning measures retention without pruning");
+  if (c.cats.extra_branches < 0 || c.cats.extra_branches > 8)
+    return Status::Errorf("--cats-branches %d is out of range (0..8)", c.cats.extra_branches);
   if (c.draft_len < 1 || c.draft_len > kMaxDraftLen)
     return Status::Errorf("--draft-len %d is out of range (1..%d)", c.draft_len, kMaxDraftLen);
   for (int w : c.tree_widths)

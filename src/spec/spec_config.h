@@ -23,8 +23,17 @@ struct PruneConfig {
   bool shadow = false;
 };
 
+// CATS self-speculation (cats_cycle.h): boundaries inside the target, and its adapters.
+struct CatsConfig {
+  int ldm = -1;                  // draft boundary L_DM (layers 1..L_DM draft); -1: from the budget
+  int lsv = -1;                  // shallow-verifier boundary L_SV; -1: the pinned layers
+  std::string draft_adapter;     // trained draft adapter (specflash train-adapter); "": plain exit head
+  std::string verifier_adapter;  // trained shallow-verifier adapter; "": plain exit head
+  int extra_branches = 0;        // draft's next-best tokens added as side branches at each position
+};
+
 struct SpecConfig {
-  enum class Method { kNone, kChain, kTree, kOptTree, kLever };
+  enum class Method { kNone, kChain, kTree, kOptTree, kLever, kCats, kKangaroo };
   Method method = Method::kNone;
   std::string draft_model_path;  // a GGUF with the target's vocabulary
   int draft_len = 4;             // chain: tokens per draft (gamma); tree: depth
@@ -36,8 +45,11 @@ struct SpecConfig {
   PruneConfig prune;         // lever
   std::string profile_path;  // lever: a latency profile from `specflash profile` (else measured at start)
   int draft_threads = 0;     // 0: share the target's pool
+  CatsConfig cats;           // cats, kangaroo (draft_len is their gamma)
 
   bool enabled() const { return method != Method::kNone; }
+  // Methods that draft with the target's own layers (no draft model).
+  bool self_speculative() const { return method == Method::kCats || method == Method::kKangaroo; }
   static const char* method_name(Method m);
 };
 
@@ -66,6 +78,9 @@ struct SpecStats {
   double draft_seconds = 0;
   double verify_seconds = 0;
   double verify_io_stall_seconds = 0;  // part of verify_seconds waiting for streamed weights
+  // CATS: shallow-verifier disagreements (correction branches) and accepted corrections.
+  uint64_t corrections = 0;
+  uint64_t accepted_corrections = 0;
 };
 
 }  // namespace sf
