@@ -47,6 +47,12 @@ const char* kind_name(BenchMethod::Kind k) {
       return "lever-noprune";
     case K::kLeverShadow:
       return "lever-shadow";
+    case K::kCats:
+      return "cats";
+    case K::kCatsNoAdapter:
+      return "cats-noadapter";
+    case K::kKangaroo:
+      return "kangaroo";
   }
   return "?";
 }
@@ -85,6 +91,16 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       spec.prune.enabled = m.kind == K::kLever;
       spec.prune.shadow = m.kind == K::kLeverShadow;
       break;
+    case K::kCats:
+    case K::kCatsNoAdapter:
+    case K::kKangaroo:
+      spec.method = m.kind == K::kKangaroo ? SpecConfig::Method::kKangaroo : SpecConfig::Method::kCats;
+      spec.draft_model_path.clear();
+      spec.cats = c.cats;
+      if (m.kind == K::kCatsNoAdapter) spec.cats.draft_adapter.clear();
+      if (m.kind != K::kCats) spec.cats.verifier_adapter.clear();
+      if (m.param > 0) spec.draft_len = m.param;
+      break;
     default:
       spec.method = SpecConfig::Method::kNone;
   }
@@ -99,8 +115,8 @@ std::string method_name(BenchMethod m) {
 
 Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
   using K = BenchMethod::Kind;
-  static const K kAll[] = {K::kAr,      K::kFlashAr, K::kChain,        K::kTree,
-                           K::kOptTree, K::kLever,   K::kLeverNoPrune, K::kLeverShadow};
+  static const K kAll[] = {K::kAr,           K::kFlashAr,     K::kChain, K::kTree,          K::kOptTree, K::kLever,
+                           K::kLeverNoPrune, K::kLeverShadow, K::kCats,  K::kCatsNoAdapter, K::kKangaroo};
   std::vector<BenchMethod> methods;
   for (std::string_view item : split_commas(text)) {
     item = trim(item);
@@ -115,14 +131,17 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
     if (!found)
       return Status::Error(
           "unknown method '" + std::string(item) +
-          "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow)");
+          "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
+          "cats[:gamma], cats-noadapter[:gamma], kangaroo[:gamma])");
     BenchMethod m{*found, 0};
     if (!param.empty()) {
       const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);
       if (ec != std::errc() || ptr != param.data() + param.size() || m.param < 1 ||
-          (m.kind != K::kChain && m.kind != K::kOptTree))
+          (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kCats && m.kind != K::kCatsNoAdapter &&
+           m.kind != K::kKangaroo))
         return Status::Error("method '" + std::string(item) +
-                             "': only chain:GAMMA and opt-tree:NODES take a positive number");
+                             "': only chain:GAMMA, opt-tree:NODES and cats/cats-noadapter/kangaroo:GAMMA take a "
+                             "positive number");
     }
     if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
   }
@@ -161,6 +180,16 @@ Status validate(const BenchConfig& c) {
   if (c.n_predict < 1) return Status::Error("--n-predict must be at least 1");
   for (BenchMethod m : c.methods) {
     if (!m.speculative()) continue;
+    const bool self_spec = m.kind == BenchMethod::Kind::kCats || m.kind == BenchMethod::Kind::kCatsNoAdapter ||
+                           m.kind == BenchMethod::Kind::kKangaroo;
+    if (m.kind == BenchMethod::Kind::kCats && c.cats.draft_adapter.empty() && c.cats.verifier_adapter.empty())
+      return Status::Error(method_name(m) +
+                           " needs its adapters (--cats-draft-adapter, --cats-verifier-adapter); cats-noadapter runs "
+                           "the plain exit head");
+    if (self_spec) {
+      SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
+      continue;
+    }
     if (c.draft_model_path.empty()) return Status::Error(method_name(m) + " needs a draft model (--draft FILE.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
   }

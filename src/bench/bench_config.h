@@ -28,6 +28,12 @@ struct BenchMethod {
     kLever,         // LEVER: gain/cost tree + early-exit pruning
     kLeverNoPrune,  // LEVER's trees, every row verified in full
     kLeverShadow,   // LEVER's trees, pruning decided but not applied: retention (greedy)
+    // Self-speculation, no draft model (param: gamma). cats: with the trained adapters
+    // (--cats-draft-adapter, --cats-verifier-adapter); cats-noadapter: the plain exit head;
+    // kangaroo: shallow draft + draft adapter, full-model verification.
+    kCats,
+    kCatsNoAdapter,
+    kKangaroo,
   };
   Kind kind = Kind::kAr;
   int param = 0;  // chain: gamma; opt-tree: node budget; 0 = the configured default
@@ -80,6 +86,7 @@ struct BenchConfig {
   PruneConfig prune;        // lever (enabled by the method)
   std::string profile_path;
   bool per_category = false;
+  CatsConfig cats;  // cats, cats-noadapter (no adapters), kangaroo (no verifier adapter)
 };
 
 // The session's speculative configuration for a method.

@@ -51,6 +51,12 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
                  "cats: shallow verifier runs layers L_DM+1..L_SV (default: the layers the budget pins)");
   app.add_option("--cats-branches", cats_branches,
                  "cats/kangaroo: the draft's next-best tokens added as side branches per position (0..8, default 0)");
+  app.add_option("--cats-draft-adapter", cats_draft_adapter,
+                 "cats/kangaroo: draft adapter from `specflash train-adapter --role draft` (default: the plain exit "
+                 "head; its layer is the default --cats-ldm)");
+  app.add_option("--cats-verifier-adapter", cats_verifier_adapter,
+                 "cats: shallow-verifier adapter from `specflash train-adapter --role verifier` (its layer is the "
+                 "default --cats-lsv)");
   app.add_option("--latency-profile", latency_profile,
                  "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
 
@@ -109,6 +115,8 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   c.cats.ldm = cats_ldm;
   c.cats.lsv = cats_lsv;
   c.cats.extra_branches = cats_branches;
+  c.cats.draft_adapter = cats_draft_adapter;
+  c.cats.verifier_adapter = cats_verifier_adapter;
   if (c.self_speculative() && !draft_path.empty())
     return Status::Errorf("--spec %s drafts with the target's own layers; it takes no --draft", spec.c_str());
   if (draft_path.empty() && spec != "none" && !c.self_speculative())

@@ -35,6 +35,7 @@ struct SessionFlags {
   int cats_ldm = -1;
   int cats_lsv = -1;
   int cats_branches = 0;
+  std::string cats_draft_adapter, cats_verifier_adapter;
 
   // The speculative settings these flags give (method from --spec; validated).
   Result<SpecConfig> spec_config() const;

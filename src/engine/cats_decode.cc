@@ -23,9 +23,17 @@ Status Session::decode_cats(Slot& slot, const SpecConfig& spec, const std::vecto
   std::vector<int32_t> history = prompt;
 
   Stopwatch prefill_timer;
-  const size_t reused = reuse_cached_prefix(target, prompt, prompt.size() - 1);
-  if (prompt.size() - 1 > reused)
+  size_t reused = reuse_cached_prefix(target, prompt, prompt.size() - 1);
+  if (cats.has_adapters()) {
+    // The adapters' caches must hold the same prefix: prefill through the cycle's ranges.
+    reused = std::min<size_t>(reused, static_cast<size_t>(cats.n_committed()));
+    cats.truncate(static_cast<int>(reused));
+    if (prompt.size() - 1 > reused)
+      SF_RETURN_IF_ERROR(
+          cats.prefill({prompt.begin() + static_cast<std::ptrdiff_t>(reused), prompt.end() - 1}, options_.max_batch));
+  } else if (prompt.size() - 1 > reused) {
     SF_RETURN_IF_ERROR(evaluate(target, {prompt.begin() + reused, prompt.end() - 1}, false, nullptr));
+  }
   stats->reused_prompt_tokens = static_cast<int>(reused);
   stats->prefill_seconds = prefill_timer.elapsed();
   int32_t pending = prompt.back();

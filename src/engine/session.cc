@@ -106,6 +106,23 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
           format_bytes(draft_bytes).c_str(), n_slots, format_bytes(options.mem_budget.bytes).c_str());
   }
 
+  // CATS adapters are resident (weights and one KV cache per slot) and count in the budget.
+  CatsConfig cats = spec.cats;
+  if (self_spec) {
+    const bool kangaroo = spec.method == SpecConfig::Method::kKangaroo;
+    if (!cats.draft_adapter.empty() && cats.ldm == -1) {
+      SF_ASSIGN_OR_RETURN(cats.ldm, adapter_file_layer(cats.draft_adapter));
+    }
+    if (!cats.verifier_adapter.empty() && kangaroo)
+      return Status::Error("kangaroo verifies with the full model: it takes no verifier adapter");
+    if (!cats.verifier_adapter.empty() && cats.lsv == -1) {
+      SF_ASSIGN_OR_RETURN(cats.lsv, adapter_file_layer(cats.verifier_adapter));
+    }
+    const int n_adapters = (cats.draft_adapter.empty() ? 0 : 1) + (cats.verifier_adapter.empty() ? 0 : 1);
+    draft_bytes += CatsAdapter::resident_bytes_for(AdapterLayout::for_model(*s.model_), n_ctx) *
+                   static_cast<uint64_t>(n_adapters * n_slots);
+  }
+
   if (prune) {
     std::unique_ptr<ExitScorer> scorer;
     if (!spec.prune.predictor_path.empty()) {
@@ -157,14 +174,25 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   for (Slot& slot : s.slots_) slot.target = std::make_unique<ModelRunner>(*s.model_, *source, s.pool_, n_ctx);
   if (self_spec) {
     SF_ASSIGN_OR_RETURN(const CatsBoundaries cuts,
-                        choose_cats_boundaries(hp.n_layer, s.plan_.n_resident_layers, spec.cats.ldm, spec.cats.lsv,
+                        choose_cats_boundaries(hp.n_layer, s.plan_.n_resident_layers, cats.ldm, cats.lsv,
                                                spec.method == SpecConfig::Method::kKangaroo));
     SF_LOG_INFO("%s: %s", SpecConfig::method_name(spec.method), cuts.describe().c_str());
     CatsCycleOptions co;
     co.cuts = cuts;
     co.gamma = spec.draft_len;
     co.extra_branches = spec.cats.extra_branches;
-    for (Slot& slot : s.slots_) slot.cats = std::make_unique<CatsCycle>(*slot.target, co);
+    for (Slot& slot : s.slots_) {
+      std::unique_ptr<CatsAdapter> dm, sv;
+      if (!cats.draft_adapter.empty()) {
+        SF_ASSIGN_OR_RETURN(
+            dm, CatsAdapter::load(cats.draft_adapter, *s.model_, AdapterRole::kDraft, cuts.ldm, n_ctx, s.pool_));
+      }
+      if (!cats.verifier_adapter.empty()) {
+        SF_ASSIGN_OR_RETURN(
+            sv, CatsAdapter::load(cats.verifier_adapter, *s.model_, AdapterRole::kVerifier, cuts.lsv, n_ctx, s.pool_));
+      }
+      slot.cats = std::make_unique<CatsCycle>(*slot.target, co, std::move(dm), std::move(sv));
+    }
   }
   if (s.slots_[0].builder) SF_RETURN_IF_ERROR(s.seed_latency_profile());
   s.load_seconds_ = load_timer.elapsed();

@@ -23,9 +23,12 @@
 // Losslessness: children are chosen deterministically (argmax of the heads' logits), so
 // verify_tree treats each as a one-hot draft (exact in greedy and sampled decoding).
 //
-// The heads: the plain early-exit head (the target's final norm + LM head on the shallow
-// hidden state). The LM head must be resident (every draft pass reads it); the session
-// pins it. Not thread-safe.
+// The heads: a trained adapter (cats_adapter.h) on the shallow hidden state, then the
+// target's final norm + LM head; without an adapter the plain early-exit head (the final
+// norm + LM head directly). The LM head must be resident (every draft pass reads it); the
+// session pins it. Adapters keep their own KV caches, filled by prefill() and by every
+// pass that runs their layer, committed and rolled back with the target's.
+// Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +36,7 @@
 
 #include "base/status.h"
 #include "sampling/sampler.h"
+#include "spec/cats_adapter.h"
 #include "spec/cats_boundaries.h"
 #include "spec/model_runner.h"
 #include "spec/token_tree.h"
@@ -61,9 +65,21 @@ struct CatsCycleResult {
 
 class CatsCycle {
  public:
-  CatsCycle(ModelRunner& target, const CatsCycleOptions& options);
+  // Adapters may be null (the plain exit head); the verifier adapter is unused by kangaroo.
+  CatsCycle(ModelRunner& target, const CatsCycleOptions& options, std::unique_ptr<CatsAdapter> draft_adapter = nullptr,
+            std::unique_ptr<CatsAdapter> verifier_adapter = nullptr);
 
   const CatsCycleOptions& options() const { return options_; }
+  bool has_adapters() const { return draft_adapter_ || verifier_adapter_; }
+  // Memory of the adapters (weights and KV caches).
+  uint64_t adapter_bytes() const;
+  // How many committed cells the target and the adapters all hold (prefix reuse).
+  int n_committed() const;
+  // Forgets all but the first n committed cells, in the target and the adapters.
+  void truncate(int n);
+  // Appends tokens to the committed sequence in chunks of max_batch rows, through the
+  // same layer ranges as a cycle so the adapters' caches are filled too.
+  Status prefill(const std::vector<int32_t>& tokens, int max_batch);
   // Runs one cycle below `pending` (the last committed token, not yet run) with at most
   // max_nodes tree nodes, and commits the accepted path (pending + accepted nodes) in the
   // target's cache. gamma: this cycle's drafting passes (the session's or a per-call one).
@@ -71,11 +87,17 @@ class CatsCycle {
              CatsCycleResult* out);
 
  private:
-  // Early-exit head logits of hidden rows [n, n_embd] into logits_ ([n, n_vocab]).
-  Status head(const float* hidden, int64_t n);
+  // Head logits of hidden rows [n, n_embd] into logits_ ([n, n_vocab]): through the
+  // adapter (which also writes the rows' K/V) when there is one.
+  Status head(CatsAdapter* adapter, const ForwardBatch& rows, const float* hidden, int64_t n);
+  // Rows through [0, end) from their embeddings, feeding each adapter its layer's hidden
+  // states on the way (K/V only); the output is target_.hidden().
+  Status shallow_pass(const ForwardBatch& rows, int end);
 
   ModelRunner& target_;
   CatsCycleOptions options_;
+  std::unique_ptr<CatsAdapter> draft_adapter_, verifier_adapter_;
+  std::vector<float> adapted_;  // [rows, n_embd] adapter outputs
   std::vector<float> logits_;
   std::vector<float> row_logits_;
   std::vector<float> h_draft_;  // [gamma + 1, n_embd] chain rows after layer L_DM
