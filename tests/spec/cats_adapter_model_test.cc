@@ -103,3 +103,87 @@ TEST(CatsAdapter, TrainingRaisesHeldOutAgreement) {
 
 }  // namespace
 }  // namespace sf
+
+namespace sf {
+namespace {
+
+std::unique_ptr<Session> cats_session(SpecConfig::Method method, const char* budget, const std::string& draft_adapter,
+                                      const std::string& verifier_adapter, int ldm = -1, int lsv = -1) {
+  SessionOptions o;
+  o.model_path = test::shared_path(kTarget);
+  o.n_threads = 2;
+  o.n_ctx = 256;
+  o.mem_budget = *MemoryBudget::parse(budget);
+  o.spec.method = method;
+  o.spec.draft_len = 5;
+  o.spec.cats.ldm = ldm;
+  o.spec.cats.lsv = lsv;
+  o.spec.cats.draft_adapter = draft_adapter.empty() ? "" : test::source_path(draft_adapter);
+  o.spec.cats.verifier_adapter = verifier_adapter.empty() ? "" : test::source_path(verifier_adapter);
+  auto s = Session::create(o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+struct Totals {
+  uint64_t proposed = 0, accepted = 0, cycles = 0, tokens = 0;
+  double mean_accepted() const { return cycles ? static_cast<double>(accepted + cycles) / cycles : 0; }
+};
+
+// Greedy generations of every prompt must equal plain decoding; returns the counts.
+Totals greedy_equal(Session& plain, Session& spec) {
+  const std::vector<std::string> prompts = {"Once upon a time", "Lily wanted to play with her big red ball. One day",
+                                            "The little dog was sad because", "Tom and Sue went to the park."};
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  Totals t;
+  for (const std::string& text : prompts) {
+    auto tokens = plain.tokenize(text);
+    EXPECT_TRUE(tokens.ok());
+    std::vector<int32_t> want, got;
+    auto a = plain.generate(*tokens, 48, greedy, true, [&](int32_t id, const std::string&) {
+      if (id >= 0) want.push_back(id);
+      return true;
+    });
+    auto b = spec.generate(*tokens, 48, greedy, true, [&](int32_t id, const std::string&) {
+      if (id >= 0) got.push_back(id);
+      return true;
+    });
+    EXPECT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(want, got) << text;
+    if (!b.ok()) continue;
+    t.proposed += b->spec.draft_tokens;
+    t.accepted += b->spec.accepted_draft_tokens;
+    t.cycles += b->spec.cycles;
+  }
+  return t;
+}
+
+class CatsWithAdapters : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CatsWithAdapters, LosslessAndAcceptMoreThanThePlainExitHead) {
+  auto plain = plain_session();
+  const char* budget = GetParam();
+  const std::string dm = "models/stories260K-cats-draft-l1.gguf", sv = "models/stories260K-cats-verifier-l3.gguf";
+  auto with = cats_session(SpecConfig::Method::kCats, budget, dm, sv);
+  auto without = cats_session(SpecConfig::Method::kCats, budget, "", "", 1, 3);
+  auto kangaroo = cats_session(SpecConfig::Method::kKangaroo, budget, dm, "");
+  ASSERT_TRUE(plain && with && without && kangaroo);
+  EXPECT_EQ(with->cats()->options().cuts.ldm, 1) << "the adapters' layers set the cuts";
+  EXPECT_EQ(with->cats()->options().cuts.lsv, 3);
+  const Totals a = greedy_equal(*plain, *with), b = greedy_equal(*plain, *without), k = greedy_equal(*plain, *kangaroo);
+  std::printf(
+      "at %s: cats with adapters %.2f tokens/pass (%llu of %llu accepted), plain exit head %.2f, kangaroo "
+      "%.2f\n",
+      budget, a.mean_accepted(), static_cast<unsigned long long>(a.accepted),
+      static_cast<unsigned long long>(a.proposed), b.mean_accepted(), k.mean_accepted());
+  EXPECT_GT(a.accepted, 0u);
+  EXPECT_GT(k.accepted, 0u);
+  EXPECT_GT(a.mean_accepted(), b.mean_accepted() + 0.3) << "trained adapters must raise acceptance";
+}
+
+INSTANTIATE_TEST_SUITE_P(Budgets, CatsWithAdapters, ::testing::Values("100%", "0%"),
+                         [](const auto& info) { return std::string(info.param[0] == '1' ? "resident" : "streamed"); });
+
+}  // namespace
+}  // namespace sf
