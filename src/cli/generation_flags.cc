@@ -108,7 +108,15 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                    static_cast<unsigned long long>(sp.rows_pruned), static_cast<unsigned long long>(sp.rows_verified),
                    sp.rows_verified ? 100.0 * (sp.rows_verified - sp.rows_pruned) / sp.rows_verified : 100.0);
     std::fprintf(stderr, "\n");
+    if (const CatsCycle* cats = session.cats())
+      std::fprintf(stderr, "cats:             %s; %llu corrections, %llu cycles ended in a side branch\n",
+                   cats->options().cuts.describe().c_str(), static_cast<unsigned long long>(sp.corrections),
+                   static_cast<unsigned long long>(sp.accepted_corrections));
   }
+  if (s.generated_tokens > 0)
+    std::fprintf(stderr, "bytes per token:  %s of weights read (BPT, decoding only), %s of it from storage\n",
+                 format_bytes(static_cast<uint64_t>(s.bytes_per_token())).c_str(),
+                 format_bytes(s.decode_stream_bytes / static_cast<uint64_t>(s.generated_tokens)).c_str());
   const ResidencyPlan& plan = session.plan();
   std::fprintf(stderr, "residency:        %s\n", plan.describe().c_str());
   const SessionCounters& c = s.counters;
@@ -152,6 +160,11 @@ std::string generation_stats_json(const GenerationStats& s, const Session& sessi
       {"verify_seconds", s.spec.verify_seconds},
       {"bytes_read", c.stream.bytes_read},
       {"bytes_read_per_token", s.generated_tokens > 0 ? c.stream.bytes_read / s.generated_tokens : 0},
+      {"decode_weight_bytes", s.decode_weight_bytes},
+      {"decode_bpt", s.bytes_per_token()},
+      {"decode_stream_bytes", s.decode_stream_bytes},
+      {"corrections", s.spec.corrections},
+      {"accepted_corrections", s.spec.accepted_corrections},
       {"io_seconds", c.stream.io_seconds},
       {"compute_seconds", c.compute_seconds()},
       {"io_stall_seconds", c.stream.io_stall_seconds},
