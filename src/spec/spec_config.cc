@@ -87,7 +87,7 @@ Status validate_spec_config(const SpecConfig& c) {
     if (w < 1 || w > kMaxWidth) return Status::Errorf("--tree-widths: width %d is out of range (1..%d)", w, kMaxWidth);
   if (c.tree_widths.size() > static_cast<size_t>(kMaxDraftLen))
     return Status::Errorf("--tree-widths: depth %zu is over %d", c.tree_widths.size(), kMaxDraftLen);
-  const int64_t nodes = tree_node_count(tree_widths(c));
+  const int64_t nodes = c.self_speculative() ? max_tree_size(c) : tree_node_count(tree_widths(c));
   if (nodes > kMaxTreeNodes)
     return Status::Errorf("the draft tree would have %lld nodes (limit %lld); use fewer or narrower levels",
                           static_cast<long long>(nodes), static_cast<long long>(kMaxTreeNodes));
