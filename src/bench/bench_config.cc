@@ -6,6 +6,10 @@
 namespace sf::bench {
 namespace {
 
+// BiLD's fallback threshold when `bld` has no number: the draft verifies as soon as its
+// most likely next token is below 30% (BiLD sweeps 0.2-0.6 for its fallback policy).
+constexpr float kBldDefaultThreshold = 0.3f;
+
 std::vector<std::string_view> split_commas(std::string_view text) {
   std::vector<std::string_view> items;
   size_t pos = 0;
@@ -53,6 +57,16 @@ const char* kind_name(BenchMethod::Kind k) {
       return "cats-noadapter";
     case K::kKangaroo:
       return "kangaroo";
+    case K::kEdgeLlm:
+      return "edgellm";
+    case K::kEdgeLlmNoPacer:
+      return "edgellm-nopacer";
+    case K::kEdgeLlmNoFallback:
+      return "edgellm-nofallback";
+    case K::kEdgeLlmNoProvisional:
+      return "edgellm-noprovisional";
+    case K::kBld:
+      return "bld";
   }
   return "?";
 }
@@ -101,6 +115,18 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       if (m.kind != K::kCats) spec.cats.verifier_adapter.clear();
       if (m.param > 0) spec.draft_len = m.param;
       break;
+    case K::kEdgeLlm:
+    case K::kEdgeLlmNoPacer:
+    case K::kEdgeLlmNoFallback:
+    case K::kEdgeLlmNoProvisional:
+    case K::kBld:
+      spec.method = SpecConfig::Method::kEdgeLlm;
+      spec.edgellm = c.edgellm;
+      spec.edgellm.pacer = m.kind != K::kEdgeLlmNoPacer && m.kind != K::kBld;
+      spec.edgellm.fallback = m.kind != K::kEdgeLlmNoFallback;
+      spec.edgellm.provisional = c.edgellm.provisional && m.kind != K::kEdgeLlmNoProvisional && m.kind != K::kBld;
+      if (m.kind == K::kBld) spec.edgellm.token_threshold = m.param > 0 ? m.param / 100.0f : kBldDefaultThreshold;
+      break;
     default:
       spec.method = SpecConfig::Method::kNone;
   }
@@ -115,8 +141,22 @@ std::string method_name(BenchMethod m) {
 
 Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
   using K = BenchMethod::Kind;
-  static const K kAll[] = {K::kAr,           K::kFlashAr,     K::kChain, K::kTree,          K::kOptTree, K::kLever,
-                           K::kLeverNoPrune, K::kLeverShadow, K::kCats,  K::kCatsNoAdapter, K::kKangaroo};
+  static const K kAll[] = {K::kAr,
+                           K::kFlashAr,
+                           K::kChain,
+                           K::kTree,
+                           K::kOptTree,
+                           K::kLever,
+                           K::kLeverNoPrune,
+                           K::kLeverShadow,
+                           K::kEdgeLlm,
+                           K::kEdgeLlmNoPacer,
+                           K::kEdgeLlmNoFallback,
+                           K::kEdgeLlmNoProvisional,
+                           K::kBld,
+                           K::kCats,
+                           K::kCatsNoAdapter,
+                           K::kKangaroo};
   std::vector<BenchMethod> methods;
   for (std::string_view item : split_commas(text)) {
     item = trim(item);
@@ -132,16 +172,18 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
       return Status::Error(
           "unknown method '" + std::string(item) +
           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
-          "cats[:gamma], cats-noadapter[:gamma], kangaroo[:gamma])");
+          "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, bld[:percent], cats[:gamma], "
+          "cats-noadapter[:gamma], kangaroo[:gamma])");
     BenchMethod m{*found, 0};
     if (!param.empty()) {
       const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);
       if (ec != std::errc() || ptr != param.data() + param.size() || m.param < 1 ||
-          (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kCats && m.kind != K::kCatsNoAdapter &&
-           m.kind != K::kKangaroo))
+          (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kBld && m.kind != K::kCats &&
+           m.kind != K::kCatsNoAdapter && m.kind != K::kKangaroo) ||
+          (m.kind == K::kBld && m.param > 99))
         return Status::Error("method '" + std::string(item) +
-                             "': only chain:GAMMA, opt-tree:NODES and cats/cats-noadapter/kangaroo:GAMMA take a "
-                             "positive number");
+                             "': only chain:GAMMA, opt-tree:NODES, bld:PERCENT (1..99) and "
+                             "cats/cats-noadapter/kangaroo:GAMMA take a positive number");
     }
     if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
   }

@@ -17,17 +17,24 @@ namespace sf::bench {
 
 // A decoding method as `--methods` names it: "ar", "flash-ar", "chain" (or "chain:8" for
 // gamma 8), "tree", "opt-tree" (or "opt-tree:32" for a 32-node budget), "lever" (gain/cost
-// trees with early-exit pruning) and "lever-noprune".
+// trees with early-exit pruning) and "lever-noprune"; "edgellm" and its ablations
+// (-nopacer, -nofallback, -noprovisional) and "bld" (BiLD-style fixed confidence threshold,
+// "bld:30" for 0.30).
 struct BenchMethod {
   enum class Kind {
-    kAr,            // plain decoding, everything resident (the budget does not apply)
-    kFlashAr,       // plain decoding under the budget: the streamed baseline for speedups
-    kChain,         // speculative, one draft chain per cycle
-    kTree,          // speculative, a static token tree per cycle (SpecInfer-style)
-    kOptTree,       // speculative, the tree of maximum expected accepted length for a node budget
-    kLever,         // LEVER: gain/cost tree + early-exit pruning
-    kLeverNoPrune,  // LEVER's trees, every row verified in full
-    kLeverShadow,   // LEVER's trees, pruning decided but not applied: retention (greedy)
+    kAr,                    // plain decoding, everything resident (the budget does not apply)
+    kFlashAr,               // plain decoding under the budget: the streamed baseline for speedups
+    kChain,                 // speculative, one draft chain per cycle
+    kTree,                  // speculative, a static token tree per cycle (SpecInfer-style)
+    kOptTree,               // speculative, the tree of maximum expected accepted length for a node budget
+    kLever,                 // LEVER: gain/cost tree + early-exit pruning
+    kLeverNoPrune,          // LEVER's trees, every row verified in full
+    kLeverShadow,           // LEVER's trees, pruning decided but not applied: retention (greedy)
+    kEdgeLlm,               // EdgeLLM: paced tree, adaptive fallback, provisional drafting during I/O
+    kEdgeLlmNoPacer,        // ... one chain instead of the paced tree
+    kEdgeLlmNoFallback,     // ... verification at a fixed tree size instead of T_c < alpha
+    kEdgeLlmNoProvisional,  // ... no drafting during the target's I/O
+    kBld,                   // BiLD-style chain: stop at the first token below a fixed confidence
     // Self-speculation, no draft model (param: gamma). cats: with the trained adapters
     // (--cats-draft-adapter, --cats-verifier-adapter); cats-noadapter: the plain exit head;
     // kangaroo: shallow draft + draft adapter, full-model verification.
@@ -36,7 +43,7 @@ struct BenchMethod {
     kKangaroo,
   };
   Kind kind = Kind::kAr;
-  int param = 0;  // chain: gamma; opt-tree: node budget; 0 = the configured default
+  int param = 0;  // chain: gamma; opt-tree: node budget; bld: threshold in %; 0 = the default
 
   static const BenchMethod kAr, kFlashAr, kChain, kTree, kOptTree, kLever, kLeverNoPrune, kLeverShadow;
   bool operator==(const BenchMethod& o) const { return kind == o.kind && param == o.param; }
@@ -84,6 +91,7 @@ struct BenchConfig {
   int node_budget = 16;     // opt-tree
   int max_tree_nodes = 64;  // lever
   PruneConfig prune;        // lever (enabled by the method)
+  EdgeLlmConfig edgellm;    // edgellm (the ablations switch parts off)
   std::string profile_path;
   bool per_category = false;
   CatsConfig cats;  // cats, cats-noadapter (no adapters), kangaroo (no verifier adapter)

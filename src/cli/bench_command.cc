@@ -70,6 +70,8 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   c.cats.extra_branches = session_flags.cats_branches;
   c.cats.draft_adapter = session_flags.cats_draft_adapter;
   c.cats.verifier_adapter = session_flags.cats_verifier_adapter;
+  c.edgellm.alpha = session_flags.edgellm_alpha;
+  c.edgellm.provisional = !session_flags.edgellm_no_provisional;
   const std::string methods =
       !f.methods.empty() ? f.methods : (c.draft_model_path.empty() ? "ar,flash-ar" : "ar,flash-ar,chain,tree");
   SF_ASSIGN_OR_RETURN(c.methods, bench::parse_methods(methods));

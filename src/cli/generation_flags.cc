@@ -58,17 +58,27 @@ namespace {
 // One object per speculative cycle: what the tree builder and the pruner did, and the time.
 nlohmann::json cycles_json(const std::vector<CycleStats>& cycles) {
   nlohmann::json a = nlohmann::json::array();
-  for (const CycleStats& c : cycles)
-    a.push_back({{"tree_nodes", c.tree_nodes},
-                 {"max_depth", c.max_depth},
-                 {"rows_verified", c.rows_verified},
-                 {"rows_pruned", c.rows_pruned},
-                 {"accepted", c.accepted},
-                 {"head_rows", c.head_rows},
-                 {"context", c.context},
-                 {"draft_seconds", c.draft_seconds},
-                 {"verify_seconds", c.verify_seconds},
-                 {"io_stall_seconds", c.io_stall_seconds}});
+  for (const CycleStats& c : cycles) {
+    nlohmann::json o = {{"tree_nodes", c.tree_nodes},
+                        {"max_depth", c.max_depth},
+                        {"rows_verified", c.rows_verified},
+                        {"rows_pruned", c.rows_pruned},
+                        {"accepted", c.accepted},
+                        {"head_rows", c.head_rows},
+                        {"context", c.context},
+                        {"draft_seconds", c.draft_seconds},
+                        {"verify_seconds", c.verify_seconds},
+                        {"io_stall_seconds", c.io_stall_seconds}};
+    // EdgeLLM: alpha over time and the provisional tokens of each verification.
+    if (c.threshold >= 0) o["alpha"] = c.threshold;
+    if (c.provisional_tokens > 0 || c.carried_nodes > 0) {
+      o["provisional_tokens"] = c.provisional_tokens;
+      o["provisional_kept"] = c.provisional_kept;
+      o["provisional_seconds"] = c.provisional_seconds;
+      o["carried_nodes"] = c.carried_nodes;
+    }
+    a.push_back(std::move(o));
+  }
   return a;
 }
 }  // namespace
@@ -112,6 +122,26 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
       std::fprintf(stderr, "cats:             %s; %llu corrections, %llu cycles ended in a side branch\n",
                    cats->options().cuts.describe().c_str(), static_cast<unsigned long long>(sp.corrections),
                    static_cast<unsigned long long>(sp.accepted_corrections));
+    if (session.options().spec.method == SpecConfig::Method::kEdgeLlm) {
+      double alpha_first = -1, alpha_last = -1, alpha_min = 1, alpha_max = 0;
+      for (const CycleStats& cs : s.cycles) {
+        if (cs.threshold < 0) continue;
+        if (alpha_first < 0) alpha_first = cs.threshold;
+        alpha_last = cs.threshold;
+        alpha_min = std::min(alpha_min, cs.threshold);
+        alpha_max = std::max(alpha_max, cs.threshold);
+      }
+      if (alpha_first >= 0)
+        std::fprintf(stderr, "alpha:            %.3g at the first cycle, %.3g at the last (range %.3g..%.3g)\n",
+                     alpha_first, alpha_last, alpha_min, alpha_max);
+      std::fprintf(stderr,
+                   "provisional:      %llu tokens drafted during the target's I/O waits, %llu kept, %llu wasted; "
+                   "%.3f s of draft work in %.3f s of waits lent to it\n",
+                   static_cast<unsigned long long>(sp.provisional_tokens),
+                   static_cast<unsigned long long>(sp.provisional_kept),
+                   static_cast<unsigned long long>(sp.provisional_tokens - sp.provisional_kept), sp.provisional_seconds,
+                   sp.provisional_lent_seconds);
+    }
   }
   if (s.generated_tokens > 0)
     std::fprintf(stderr, "bytes per token:  %s of weights read (BPT, decoding only), %s of it from storage\n",
@@ -153,6 +183,10 @@ std::string generation_stats_json(const GenerationStats& s, const Session& sessi
       {"rows_pruned", s.spec.rows_pruned},
       {"max_tree_nodes", s.spec.max_tree_nodes},
       {"verify_io_stall_seconds", s.spec.verify_io_stall_seconds},
+      {"provisional_tokens", s.spec.provisional_tokens},
+      {"provisional_kept", s.spec.provisional_kept},
+      {"provisional_seconds", s.spec.provisional_seconds},
+      {"provisional_lent_seconds", s.spec.provisional_lent_seconds},
       {"method", spec ? SpecConfig::method_name(session.options().spec.method) : "none"},
       {"cycles", cycles_json(s.cycles)},
       {"head_rows_saved", s.spec.head_rows_saved},

@@ -28,12 +28,12 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--io-backend", io_backend, "streaming reads: auto, io_uring or pread")
       ->check(CLI::IsMember({"auto", "io_uring", "pread"}));
   app.add_option("--draft", draft_path, "draft model for speculative decoding (same vocabulary as the target)");
-  app.add_option(
-         "--spec", spec,
-         "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget) or "
-         "lever (gain/cost trees + early-exit pruning); cats or kangaroo draft with the target's own first layers, "
-         "no --draft (default: chain when --draft is given)")
-      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "cats", "kangaroo"}));
+  app.add_option("--spec", spec,
+                 "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
+                 "lever (gain/cost trees + early-exit pruning) or edgellm (confidence-paced trees, adaptive "
+                 "verification, drafting during the target's I/O); cats or kangaroo draft with the target's own first "
+                 "layers, no --draft (default: chain when --draft is given)")
+      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm", "cats", "kangaroo"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
   app.add_option("--node-budget", node_budget, "opt-tree: nodes per tree (default 16)");
@@ -57,6 +57,11 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--cats-verifier-adapter", cats_verifier_adapter,
                  "cats: shallow-verifier adapter from `specflash train-adapter --role verifier` (its layer is the "
                  "default --cats-lsv)");
+  app.add_option("--edgellm-alpha", edgellm_alpha,
+                 "edgellm: initial verification threshold on the tree's cumulative confidence (0..1, default 0.01; "
+                 "it adapts after every verification)");
+  app.add_flag("--edgellm-no-provisional", edgellm_no_provisional,
+               "edgellm: do not draft while the target waits for streamed weights");
   app.add_option("--latency-profile", latency_profile,
                  "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
 
@@ -109,6 +114,7 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   c.method = spec == "tree"       ? M::kTree
              : spec == "opt-tree" ? M::kOptTree
              : spec == "lever"    ? M::kLever
+             : spec == "edgellm"  ? M::kEdgeLlm
              : spec == "cats"     ? M::kCats
              : spec == "kangaroo" ? M::kKangaroo
                                   : M::kChain;
@@ -140,6 +146,8 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   c.prune.theta = lever_theta;
   c.prune.predictor_path = lever_predictor;
   c.profile_path = latency_profile;
+  c.edgellm.alpha = edgellm_alpha;
+  c.edgellm.provisional = !edgellm_no_provisional;
   SF_RETURN_IF_ERROR(validate_spec_config(c));
   return c;
 }

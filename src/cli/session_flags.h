@@ -30,6 +30,8 @@ struct SessionFlags {
   float lever_theta = 0.1f;
   std::string lever_predictor;
   bool lever_no_prune = false;
+  float edgellm_alpha = 0.01f;
+  bool edgellm_no_provisional = false;
   std::string latency_profile;
   // CATS / Kangaroo self-speculation (no draft model).
   int cats_ldm = -1;

@@ -84,7 +84,17 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
             "--lever-exit-layer %d is outside the model: %s has %d layers, so the exit must be after layer 1..%d",
             exit_layer, options.model_path.c_str(), hp.n_layer, hp.n_layer - 1);
     }
-    auto created = DraftModelDrafter::create(spec.draft_model_path, *s.tokenizer_, hp.n_vocab, s.pool_, n_ctx);
+    // Provisional generation drafts while the target's pool waits for weights, so the
+    // draft gets a thread of its own (one by default: a pool's idle workers spin briefly
+    // after each op, which would take cycles from the target whenever the gate closes
+    // mid-step; a draft small enough to be worth running is fast on one core).
+    if (spec.method == SpecConfig::Method::kEdgeLlm && spec.edgellm.provisional) {
+      s.draft_pool_ = std::make_unique<ThreadPool>(spec.draft_threads > 0 ? spec.draft_threads : 1);
+      s.draft_worker_ = std::make_unique<BackgroundWorker>();
+      s.compute_gate_ = std::make_unique<ComputeGate>();
+    }
+    ThreadPool& draft_pool = s.draft_pool_ ? *s.draft_pool_ : s.pool_;
+    auto created = DraftModelDrafter::create(spec.draft_model_path, *s.tokenizer_, hp.n_vocab, draft_pool, n_ctx);
     if (!created.ok() && created.status().message().find("vocabulary") != std::string::npos) {
       const std::string detail = describe_vocabulary_difference(spec.draft_model_path, *s.tokenizer_);
       if (!detail.empty()) return Status::Error(created.status().message() + " (" + detail + ")");
@@ -96,7 +106,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
                                                 static_cast<uint64_t>(n_slots);
     DraftModelDrafter& shared = *first;
     for (size_t i = 0; i < s.slots_.size(); ++i) {
-      s.slots_[i].drafter = i == 0 ? std::move(first) : shared.fork(s.pool_, n_ctx);
+      s.slots_[i].drafter = i == 0 ? std::move(first) : shared.fork(draft_pool, n_ctx);
       s.slots_[i].builder = make_tree_builder(options.spec);
     }
     if (options.mem_budget.kind == MemoryBudget::Kind::kBytes && draft_bytes >= options.mem_budget.bytes)

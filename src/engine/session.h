@@ -21,11 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "base/background_worker.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "spec/cats_cycle.h"
+#include "spec/compute_gate.h"
 #include "spec/draft_model_drafter.h"
 #include "spec/model_runner.h"
 #include "spec/spec_config.h"
@@ -208,6 +210,12 @@ class Session {
   ResidencyPlan plan_;
   std::unique_ptr<LayerStreamer> streamer_;
   std::unique_ptr<ResidentLayerSource> resident_source_;
+  // EdgeLLM's provisional generation: the draft's own threads (so it can run while the
+  // target's pool waits for I/O), the worker thread that drives it during verification,
+  // and the gate that lends it the cores. Null unless the session's method uses them.
+  std::unique_ptr<ThreadPool> draft_pool_;
+  std::unique_ptr<BackgroundWorker> draft_worker_;
+  std::unique_ptr<ComputeGate> compute_gate_;
   std::vector<Slot> slots_;
   std::unique_ptr<TreePruner> pruner_;  // early-exit pruning (lever), shared by the slots: stateless
   double load_seconds_ = 0;

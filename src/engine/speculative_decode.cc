@@ -8,15 +8,61 @@
 // walks the kept tree, computing the LM head only for the rows it visits, and the
 // accepted path plus a bonus token are committed in both caches. With an empty tree this
 // is exactly plain decoding, one token per pass.
+//
+// EdgeLLM's provisional generation: when the builder names an anchor leaf and the target
+// streams, a background worker drafts below the anchor while the pass waits for weights
+// (provisional_generation.h); tokens the verification confirms start the next tree.
 #include <algorithm>
+#include <atomic>
 
 #include "base/log.h"
 #include "base/timer.h"
 #include "engine/session.h"
+#include "spec/provisional_generation.h"
 #include "spec/tree_batch.h"
 #include "spec/verifier.h"
 
 namespace sf {
+
+namespace {
+// Drafting in the background during one verification pass. The destructor ends it on
+// every path (errors included): the worker stops after its current step and is joined
+// before the job, the drafter or the streamer's listener go away.
+class ProvisionalRun {
+ public:
+  ProvisionalRun(BackgroundWorker& worker, ComputeGate& gate, LayerStreamer& streamer, Drafter& drafter,
+                 ProvisionalJob* job)
+      : worker_(worker), gate_(gate), streamer_(streamer), drafter_(drafter) {
+    lent_before_ = gate.lent_seconds();
+    gate_.begin_pass();
+    streamer_.set_stall_listener(&gate_);
+    drafter_.set_compute_gate(&gate_);
+    worker_.run([this, job] { run_provisional(drafter_, gate_, stop_, job); });
+  }
+  ~ProvisionalRun() { finish(); }
+  // Stops the worker and waits for it; returns the seconds the cores were lent.
+  double finish() {
+    if (!finished_) {
+      finished_ = true;
+      stop_.store(true, std::memory_order_release);
+      gate_.end_pass();
+      worker_.wait();
+      streamer_.set_stall_listener(nullptr);
+      drafter_.set_compute_gate(nullptr);
+    }
+    return gate_.lent_seconds() - lent_before_;
+  }
+
+ private:
+  BackgroundWorker& worker_;
+  ComputeGate& gate_;
+  LayerStreamer& streamer_;
+  Drafter& drafter_;
+  std::atomic<bool> stop_{false};
+  bool finished_ = false;
+  double lent_before_ = 0;
+};
+}  // namespace
 
 Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreePruner* pruner,
                                    const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
@@ -48,6 +94,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   TokenTree tree, kept_tree;
   std::vector<int32_t> kept_to_node;  // node of `tree` for each node of kept_tree
   std::vector<float> row_buffer(static_cast<size_t>(n_vocab));
+  CarriedDrafts carried;  // provisional tokens the last verification confirmed
+  bool have_carried = false;
   bool done = n_predict <= 0;
   while (!done) {
     const int64_t room = target.n_ctx() - target.n_past();
@@ -63,8 +111,14 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     ctx.context = target.n_past();
     ctx.sampling = sampling;
     ctx.draft_sampler = &draft_sampler;
+    if (have_carried) {
+      ctx.carried = &carried;
+      cycle.carried_nodes = carried.tree.size();
+    }
+    cycle.threshold = builder.threshold();
     SF_RETURN_IF_ERROR(drafter.begin_cycle(history, sampling, draft_sampler));
     SF_RETURN_IF_ERROR(builder.build(drafter, ctx, &tree));
+    have_carried = false;
     cycle.draft_seconds = draft_timer.elapsed();
     cycle.tree_nodes = tree.size();
     cycle.max_depth = tree.max_depth();
@@ -83,6 +137,21 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
           if (r == 0 || decision.keep[r - 1]) keep->push_back(r);
         return Status::Ok();
       };
+    }
+    // Provisional generation runs from here until the acceptance walk is done.
+    std::unique_ptr<ProvisionalJob> job;
+    std::unique_ptr<ProvisionalRun> provisional;
+    int32_t anchor = TokenTree::kRoot;
+    const NodeDistribution* anchor_dist = nullptr;
+    if (draft_worker_ && streamer_ && !tree.empty() && builder.accepts_carried() &&
+        builder.provisional_anchor(&anchor, &anchor_dist)) {
+      job = std::make_unique<ProvisionalJob>();
+      job->tree = tree;
+      job->anchor = anchor;
+      job->anchor_dist = anchor_dist;
+      job->max_tokens = options_.spec.edgellm.provisional_max;
+      job->min_confidence = std::max(0.0, builder.threshold());
+      provisional = std::make_unique<ProvisionalRun>(*draft_worker_, *compute_gate_, *streamer_, drafter, job.get());
     }
     SF_RETURN_IF_ERROR(target.forward(make_tree_batch(tree, pending, n_past), tap.fn ? &tap : nullptr));
     // The verifier walks the tree of rows that ran every layer.
@@ -108,7 +177,17 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
       tokens.push_back(tree.node(node).token);
     }
     target.commit(cells, tokens);
-    drafter.commit(tree, accepted, result.bonus);
+    bool drafter_committed = false;
+    if (provisional) {
+      const double lent = provisional->finish();
+      SF_RETURN_IF_ERROR(job->status.with_context("provisional drafting"));
+      cycle.provisional_tokens = static_cast<int32_t>(job->chain.size());
+      cycle.provisional_seconds = job->draft_seconds;
+      cycle.provisional_kept = carry_provisional(drafter, *job, accepted, result.bonus, &carried, &drafter_committed);
+      have_carried = drafter_committed && builder.accepts_carried();
+      stats->spec.provisional_lent_seconds += lent;
+    }
+    if (!drafter_committed) drafter.commit(job ? job->tree : tree, accepted, result.bonus);
     cycle.verify_seconds = verify_timer.elapsed();
     cycle.io_stall_seconds = (streamer_ ? streamer_->stats().io_stall_seconds : 0) - stall_before;
     cycle.rows_verified = tree.size() + 1;
@@ -143,6 +222,9 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     sp.draft_seconds += cycle.draft_seconds;
     sp.verify_seconds += cycle.verify_seconds;
     sp.verify_io_stall_seconds += cycle.io_stall_seconds;
+    sp.provisional_tokens += static_cast<uint64_t>(cycle.provisional_tokens);
+    sp.provisional_kept += static_cast<uint64_t>(cycle.provisional_kept);
+    sp.provisional_seconds += cycle.provisional_seconds;
     cycle.visited.clear();
     stats->cycles.push_back(std::move(cycle));
 

@@ -27,6 +27,13 @@ struct CycleStats {
   double draft_seconds = 0;
   double verify_seconds = 0;    // target forward + acceptance walk
   double io_stall_seconds = 0;  // part of verify_seconds spent waiting for streamed weights
+  double threshold = -1;        // the builder's verification threshold (EdgeLLM's alpha), if any
+  // EdgeLLM's provisional generation during this cycle's verification: tokens drafted,
+  // tokens the verification confirmed, and the worker's drafting time.
+  int32_t provisional_tokens = 0;
+  int32_t provisional_kept = 0;
+  double provisional_seconds = 0;
+  int32_t carried_nodes = 0;  // nodes the tree started with (provisional tokens of the last cycle)
   std::vector<VisitedRow> visited;
 };
 

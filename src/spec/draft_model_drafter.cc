@@ -20,7 +20,8 @@ Result<std::unique_ptr<DraftModelDrafter>> DraftModelDrafter::create(const std::
         "needs a draft with the same tokenizer",
         path.c_str(), d->model_->hparams().n_vocab, target_n_vocab);
   d->source_ = std::make_unique<ResidentLayerSource>(d->model_->weights());
-  d->runner_ = std::make_unique<ModelRunner>(*d->model_, *d->source_, pool, n_ctx);
+  d->gated_ = std::make_unique<GatedLayerSource>(*d->source_);
+  d->runner_ = std::make_unique<ModelRunner>(*d->model_, *d->gated_, pool, n_ctx);
   d->logits_.resize(target_n_vocab);
   return d;
 }
@@ -29,7 +30,8 @@ std::unique_ptr<DraftModelDrafter> DraftModelDrafter::fork(ThreadPool& pool, int
   std::unique_ptr<DraftModelDrafter> d(new DraftModelDrafter());
   d->model_ = model_;
   d->source_ = std::make_unique<ResidentLayerSource>(d->model_->weights());
-  d->runner_ = std::make_unique<ModelRunner>(*d->model_, *d->source_, pool, n_ctx);
+  d->gated_ = std::make_unique<GatedLayerSource>(*d->source_);
+  d->runner_ = std::make_unique<ModelRunner>(*d->model_, *d->gated_, pool, n_ctx);
   d->logits_.resize(logits_.size());
   return d;
 }
@@ -37,14 +39,24 @@ std::unique_ptr<DraftModelDrafter> DraftModelDrafter::fork(ThreadPool& pool, int
 void DraftModelDrafter::reset(const std::vector<int32_t>& prompt) {
   runner_->reset();
   pending_ = prompt;
+  carry_pending_ = false;
 }
 
 Status DraftModelDrafter::begin_cycle(const std::vector<int32_t>& history, const SamplingParams& sampling,
                                       const Sampler& draft_sampler) {
-  SF_CHECK(!pending_.empty(), "the draft has no pending token to continue from");
   history_ = &history;
   sampling_ = sampling;
   draft_sampler_ = &draft_sampler;
+  if (carry_pending_) {
+    // The root and the carried nodes were drafted ahead (commit_carry).
+    carry_pending_ = false;
+    node_cell_ = std::move(carry_cells_);
+    root_drafted_ = true;
+    next_cell_ = runner_->n_past();
+    for (int32_t cell : node_cell_) next_cell_ = std::max(next_cell_, cell + 1);
+    return Status::Ok();
+  }
+  SF_CHECK(!pending_.empty(), "the draft has no pending token to continue from");
   node_cell_.clear();
   root_drafted_ = false;
   next_cell_ = runner_->n_past() + static_cast<int32_t>(pending_.size());
@@ -153,6 +165,42 @@ void DraftModelDrafter::commit(const TokenTree& tree, const std::vector<int32_t>
   }
   for (; i < accepted.size(); ++i) pending_.push_back(tree.node(accepted[i]).token);
   pending_.push_back(bonus);
+}
+
+bool DraftModelDrafter::drafted(int32_t node) const {
+  if (node == TokenTree::kRoot) return root_drafted_;
+  return node >= 0 && node < static_cast<int32_t>(node_cell_.size()) && node_cell_[node] >= 0;
+}
+
+bool DraftModelDrafter::commit_carry(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus_node,
+                                     const TokenTree& next, const std::vector<int32_t>& old_of_new) {
+  // Everything on the committed path, the bonus node included, must have draft cells.
+  if (!root_drafted_ || !drafted(bonus_node)) return false;
+  const int32_t last = accepted.empty() ? TokenTree::kRoot : accepted.back();
+  if (tree.node(bonus_node).parent != last) return false;
+  std::vector<int32_t> cells, tokens;
+  for (int32_t node : accepted) {
+    if (!drafted(node)) return false;
+    cells.push_back(node_cell_[node]);
+    tokens.push_back(tree.node(node).token);
+  }
+  cells.push_back(node_cell_[bonus_node]);
+  tokens.push_back(tree.node(bonus_node).token);
+  // Drafted nodes below the bonus node, in cell order (which is drafting order).
+  std::vector<std::pair<int32_t, int32_t>> carried;  // (old cell, node of `next`)
+  for (size_t i = 0; i < old_of_new.size(); ++i)
+    if (drafted(old_of_new[i])) carried.push_back({node_cell_[old_of_new[i]], static_cast<int32_t>(i)});
+  std::sort(carried.begin(), carried.end());
+  runner_->commit(cells, tokens);
+  std::vector<int32_t> carried_cells;
+  for (const auto& c : carried) carried_cells.push_back(c.first);
+  runner_->pack_uncommitted(carried_cells);
+  carry_cells_.assign(static_cast<size_t>(next.size()), -1);
+  for (size_t j = 0; j < carried.size(); ++j)
+    carry_cells_[carried[j].second] = runner_->n_past() + static_cast<int32_t>(j);
+  pending_.clear();
+  carry_pending_ = true;
+  return true;
 }
 
 }  // namespace sf

@@ -8,7 +8,9 @@
 // cells after the committed ones, each row attending to the committed prefix and its own
 // ancestors (whose cells were written when they were drafted). Leaves are never run.
 // commit() keeps the draft cells of the accepted path and queues the rest of the accepted
-// tokens and the bonus token as pending.
+// tokens and the bonus token as pending. commit_carry() also keeps the cells of a drafted
+// bonus node and of the drafted subtree below it (moved right after the committed cells),
+// so the next cycle starts with that work done.
 // Not thread-safe.
 #pragma once
 
@@ -21,6 +23,7 @@
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "spec/drafter.h"
+#include "spec/gated_layer_source.h"
 #include "spec/model_runner.h"
 #include "spec/token_tree.h"
 #include "tokenizer/tokenizer.h"
@@ -51,6 +54,10 @@ class DraftModelDrafter : public Drafter {
                      const Sampler& draft_sampler) override;
   Status draft(const TokenTree& tree, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override;
   void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) override;
+  void set_compute_gate(ComputeGate* gate) override { gated_->set_gate(gate); }
+  bool commit_carry(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus_node,
+                    const TokenTree& next, const std::vector<int32_t>& old_of_new) override;
+  bool drafted(int32_t node) const override;
 
  private:
   DraftModelDrafter() = default;
@@ -60,6 +67,7 @@ class DraftModelDrafter : public Drafter {
 
   std::shared_ptr<const Model> model_;  // shared by forks
   std::unique_ptr<ResidentLayerSource> source_;
+  std::unique_ptr<GatedLayerSource> gated_;  // over source_: pauses a background draft
   std::unique_ptr<ModelRunner> runner_;
   std::vector<int32_t> pending_;
   // This cycle: draft cache cell of each node (-1: not run), the next free cell, whether
@@ -72,6 +80,9 @@ class DraftModelDrafter : public Drafter {
   const Sampler* draft_sampler_ = nullptr;
   std::vector<float> logits_;
   DraftCounters draft_counters_;
+  // Set by commit_carry(), installed by the next begin_cycle(): the carried nodes' cells.
+  bool carry_pending_ = false;
+  std::vector<int32_t> carry_cells_;
 };
 
 }  // namespace sf

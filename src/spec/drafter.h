@@ -26,6 +26,8 @@
 
 namespace sf {
 
+class ComputeGate;  // compute_gate.h
+
 // The drafter's next-token distribution below one node, by descending probability (ties by
 // ascending id). Greedy decoding: the softmax of the raw logits, truncated to the drafter's
 // candidate limit. Sampling: the distribution after the sampler's processors (temperature,
@@ -62,6 +64,30 @@ class Drafter {
                        std::vector<NodeDistribution>* out) = 0;
   virtual void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) = 0;
   virtual const DraftCounters& draft_counters() const = 0;
+
+  // Drafting ahead (EdgeLLM's provisional generation, Mirror-SD's rollouts). Optional; the
+  // defaults mean "not supported".
+  //
+  // A gate that a model drafter waits at between layers, so that draft() called on a
+  // background thread pauses while the target computes (nullptr: never wait). Set only
+  // between draft() calls.
+  virtual void set_compute_gate(ComputeGate* gate) { (void)gate; }
+  // Like commit() when the target's bonus token is the token of `bonus_node`, a node the
+  // drafter has already drafted (a child of the last accepted node). The drafter keeps its
+  // work on the bonus node and on `next`, the subtree below it (tree.subtree_below(bonus_node,
+  // &old_of_new)): in the next cycle the root counts as drafted and so do the nodes of
+  // `next` that were drafted in `tree`. Returns false (and does nothing) when it cannot;
+  // the caller then uses commit().
+  virtual bool commit_carry(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus_node,
+                            const TokenTree& next, const std::vector<int32_t>& old_of_new) {
+    (void)tree, (void)accepted, (void)bonus_node, (void)next, (void)old_of_new;
+    return false;
+  }
+  // Whether `node` of the current cycle's tree has been drafted (kRoot: the root).
+  virtual bool drafted(int32_t node) const {
+    (void)node;
+    return false;
+  }
 };
 
 }  // namespace sf

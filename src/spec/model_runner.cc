@@ -188,4 +188,13 @@ void ModelRunner::commit(const std::vector<int32_t>& cells, const std::vector<in
   cache_.set_committed(n_past_);
 }
 
+void ModelRunner::pack_uncommitted(const std::vector<int32_t>& cells) {
+  SF_CHECK(n_past_ + static_cast<int>(cells.size()) <= cache_.n_ctx());
+  for (size_t i = 0; i < cells.size(); ++i) {
+    SF_CHECK(cells[i] >= n_past_ + static_cast<int>(i) && cells[i] < cache_.n_ctx() &&
+             (i == 0 || cells[i] > cells[i - 1]));
+    cache_.move_cell(cells[i], n_past_ + static_cast<int>(i));
+  }
+}
+
 }  // namespace sf

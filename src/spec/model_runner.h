@@ -108,6 +108,10 @@ class ModelRunner {
   // Keeps the given cells (in order) as the sequence continuation: cell cells[i] moves to
   // n_past + i, then n_past grows by cells.size(). tokens[i] is the token in cells[i].
   void commit(const std::vector<int32_t>& cells, const std::vector<int32_t>& tokens);
+  // Moves uncommitted cells (ascending, all at or after n_past + their index) to n_past,
+  // n_past + 1, ... in order, so work drafted beyond the committed sequence (EdgeLLM's
+  // provisional tokens) survives a commit. They stay uncommitted.
+  void pack_uncommitted(const std::vector<int32_t>& cells);
 
  private:
   const Model& model_;

@@ -19,6 +19,8 @@ const char* SpecConfig::method_name(Method m) {
       return "cats";
     case Method::kKangaroo:
       return "kangaroo";
+    case Method::kEdgeLlm:
+      return "edgellm";
   }
   return "?";
 }
@@ -55,6 +57,7 @@ int64_t max_tree_size(const SpecConfig& c) {
     case SpecConfig::Method::kOptTree:
       return std::min(c.node_budget, c.max_tree_nodes);
     case SpecConfig::Method::kLever:
+    case SpecConfig::Method::kEdgeLlm:
       return c.max_tree_nodes;
     case SpecConfig::Method::kCats:  // the chain, a correction and the extra branches per position
       return static_cast<int64_t>(c.draft_len) * (2 + c.cats.extra_branches);
@@ -81,6 +84,15 @@ Status validate_spec_config(const SpecConfig& c) {
   if (c.prune.shadow && c.prune.enabled) return Status::Error("shadow pruning measures retention without pruning");
   if (c.cats.extra_branches < 0 || c.cats.extra_branches > 8)
     return Status::Errorf("--cats-branches %d is out of range (0..8)", c.cats.extra_branches);
+  if (!(c.edgellm.alpha > 0.0f && c.edgellm.alpha < 1.0f))
+    return Status::Errorf("--edgellm-alpha %g is out of range: it is a confidence in (0, 1)",
+                          static_cast<double>(c.edgellm.alpha));
+  if (!(c.edgellm.alpha_min > 0.0f && c.edgellm.alpha_min <= c.edgellm.alpha_max && c.edgellm.alpha_max < 1.0f))
+    return Status::Error("edgellm: the bounds on alpha must satisfy 0 < min <= max < 1");
+  if (c.edgellm.fixed_tokens < 1 || c.edgellm.provisional_max < 1)
+    return Status::Error("edgellm: the fixed tree size and the provisional bound must be at least 1");
+  if (!(c.edgellm.token_threshold >= 0.0f && c.edgellm.token_threshold < 1.0f))
+    return Status::Error("bld: the token threshold must be in [0, 1)");
   if (c.draft_len < 1 || c.draft_len > kMaxDraftLen)
     return Status::Errorf("--draft-len %d is out of range (1..%d)", c.draft_len, kMaxDraftLen);
   for (int w : c.tree_widths)

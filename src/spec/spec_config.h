@@ -32,8 +32,29 @@ struct CatsConfig {
   int extra_branches = 0;        // draft's next-best tokens added as side branches at each position
 };
 
+// EdgeLLM (edgellm_tree_builder.h, provisional_generation.h). Each part can be switched off
+// for the paper's ablation (fig. 22); `bld` is a baseline built from the same parts.
+struct EdgeLlmConfig {
+  float alpha = 0.01f;  // initial verification threshold on the tree-cumulative confidence
+  // Bounds on the adapted alpha. The paper's update divides by a power of T_c, which after
+  // one bad cycle can jump alpha by 10-100x; the upper bound keeps trees from collapsing to
+  // a token or two where a verification pass costs tens of draft steps.
+  float alpha_min = 1e-5f;
+  float alpha_max = 0.05f;
+  bool pacer = true;         // confidence-paced branches; off: one chain (the top branch only)
+  bool fallback = true;      // verify when T_c < alpha (self-adaptive); off: at a fixed tree size
+  int fixed_tokens = 16;     // tree size at which verification starts when the fallback is off
+  bool provisional = true;   // draft during the target's I/O waits
+  int provisional_max = 16;  // the most provisional tokens per verification (their memory bound)
+  // The provisional chain also stops where its confidence below its first token (the next
+  // root) falls under alpha: the next tree would send it to verification right away.
+  // BiLD-style baseline: one chain that stops when a single token's draft probability is
+  // below this fixed threshold (0: off). Replaces the adaptive fallback when set.
+  float token_threshold = 0;
+};
+
 struct SpecConfig {
-  enum class Method { kNone, kChain, kTree, kOptTree, kLever, kCats, kKangaroo };
+  enum class Method { kNone, kChain, kTree, kOptTree, kLever, kEdgeLlm, kCats, kKangaroo };
   Method method = Method::kNone;
   std::string draft_model_path;  // a GGUF with the target's vocabulary
   int draft_len = 4;             // chain: tokens per draft (gamma); tree: depth
@@ -43,8 +64,9 @@ struct SpecConfig {
   int max_tree_nodes = 64;   // lever: the most nodes a tree may grow to
   int max_tree_depth = 12;   // opt-tree, lever
   PruneConfig prune;         // lever
+  EdgeLlmConfig edgellm;     // edgellm
   std::string profile_path;  // lever: a latency profile from `specflash profile` (else measured at start)
-  int draft_threads = 0;     // 0: share the target's pool
+  int draft_threads = 0;     // 0: share the target's pool (edgellm with provisional drafting: one own thread)
   CatsConfig cats;           // cats, kangaroo (draft_len is their gamma)
 
   bool enabled() const { return method != Method::kNone; }
@@ -81,6 +103,14 @@ struct SpecStats {
   // CATS: shallow-verifier disagreements (correction branches) and accepted corrections.
   uint64_t corrections = 0;
   uint64_t accepted_corrections = 0;
+  // EdgeLLM's provisional generation: draft tokens produced by the worker while the target
+  // waited for weights, those the verification confirmed (kept: the bonus token and the
+  // drafts below it, which start the next tree), the worker's draft time, and the time the
+  // cores were lent to it (the target's I/O waits during those passes).
+  uint64_t provisional_tokens = 0;
+  uint64_t provisional_kept = 0;
+  double provisional_seconds = 0;
+  double provisional_lent_seconds = 0;
 };
 
 }  // namespace sf

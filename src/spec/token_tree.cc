@@ -68,6 +68,33 @@ TokenTree TokenTree::subtree(const std::vector<bool>& keep, std::vector<int32_t>
   return out;
 }
 
+TokenTree TokenTree::subtree_below(int32_t node, std::vector<int32_t>* old_of_new) const {
+  SF_CHECK(node >= 0 && node < size());
+  TokenTree out;
+  std::vector<int32_t> new_of_old(nodes_.size(), -1);
+  old_of_new->clear();
+  // Parents-first storage: a descendant's index is greater than node's.
+  for (int32_t i = node + 1; i < size(); ++i) {
+    const int32_t parent = nodes_[i].parent;
+    int32_t new_parent = -2;
+    if (parent == node)
+      new_parent = kRoot;
+    else if (parent > node && new_of_old[parent] >= 0)
+      new_parent = new_of_old[parent];
+    if (new_parent == -2) continue;
+    new_of_old[i] = out.add(nodes_[i].token, new_parent, nodes_[i].draft_prob);
+    old_of_new->push_back(i);
+  }
+  auto copy_records = [&](int32_t old, int32_t now) {
+    out.candidates(now) = candidates(old);
+    out.draft_dist(now) = draft_dist(old);
+    for (int32_t child : proposals(old)) out.proposals(now).push_back(new_of_old[child]);
+  };
+  copy_records(node, kRoot);
+  for (size_t i = 0; i < old_of_new->size(); ++i) copy_records((*old_of_new)[i], static_cast<int32_t>(i));
+  return out;
+}
+
 std::vector<int32_t> TokenTree::path_to(int32_t node) const {
   std::vector<int32_t> path;
   for (int32_t n = node; n != kRoot; n = nodes_[n].parent) path.push_back(n);

@@ -46,6 +46,9 @@ class TokenTree {
   // The tree of the kept nodes (every kept node's parent must be kept), with its drafting
   // records; old_of_new[i] is the node of this tree that node i of the result was.
   TokenTree subtree(const std::vector<bool>& keep, std::vector<int32_t>* old_of_new) const;
+  // The tree below `node` re-rooted there: node's children become children of the root,
+  // depths shrink by node's depth; drafting records come along. old_of_new as subtree().
+  TokenTree subtree_below(int32_t node, std::vector<int32_t>* old_of_new) const;
   // Node indices from the root's child down to `node`.
   std::vector<int32_t> path_to(int32_t node) const;
 

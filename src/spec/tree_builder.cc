@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
 #include "spec/static_tree_builder.h"
 
@@ -44,6 +45,8 @@ std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config) {
     o.max_depth = config.max_tree_depth;
     return std::make_unique<FrontierTreeBuilder>(o, name);
   }
+  if (config.method == M::kEdgeLlm)
+    return std::make_unique<EdgeLlmTreeBuilder>(config.edgellm, config.max_tree_nodes, config.max_tree_depth, name);
   return std::make_unique<StaticTreeBuilder>(tree_widths(config), name);
 }
 

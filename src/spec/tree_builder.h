@@ -22,11 +22,23 @@
 
 namespace sf {
 
+// Draft work done ahead of a cycle and confirmed by the last verification (EdgeLLM's
+// provisional tokens): a tree below the new root whose `drafted` nodes (kRoot: the root
+// itself) the drafter has already run, with their distributions. The drafter knows them
+// as drafted (Drafter::commit_carry), so a builder must not draft them again.
+struct CarriedDrafts {
+  TokenTree tree;
+  std::vector<int32_t> drafted;
+  std::vector<NodeDistribution> dists;  // one per drafted node
+};
+
 struct BuildContext {
   int64_t max_nodes = 0;  // what the context allows (and any other limit)
   int context = 0;        // committed tokens (the latency profile's context bucket)
   SamplingParams sampling;
   Sampler* draft_sampler = nullptr;  // i.i.d. drafts draw from it
+  // Work carried from the last cycle; only given to builders that accept it.
+  const CarriedDrafts* carried = nullptr;
 };
 
 class TreeBuilder {
@@ -42,6 +54,18 @@ class TreeBuilder {
   }
   // Builders that estimate verification cost share the session's profile.
   virtual LatencyProfile* latency_profile() { return nullptr; }
+  // Drafting during verification (EdgeLLM's provisional generation): the leaf of the last
+  // built tree below which a background worker should keep drafting, and its distribution
+  // when the builder already drafted it (else nullptr). False: the builder wants none.
+  virtual bool provisional_anchor(int32_t* leaf, const NodeDistribution** dist) const {
+    (void)leaf, (void)dist;
+    return false;
+  }
+  // Whether build() accepts BuildContext::carried.
+  virtual bool accepts_carried() const { return false; }
+  // The verification threshold the builder used for the last tree (EdgeLLM's alpha), for
+  // the statistics; negative when it has none.
+  virtual double threshold() const { return -1; }
 };
 
 // Adds children below `parent` from its distribution: the top `width` tokens

@@ -81,12 +81,18 @@ Status LayerStreamer::acquire_unit(int unit, Slot** out) {
   Slot& slot = slots_[next_acquire_ % static_cast<int64_t>(slots_.size())];
   SF_CHECK(slot.sequence == next_acquire_ && slot.in_flight);
   const double wait_start = now_seconds();
+  // Only a real wait is lent out: a unit that has arrived (and whose emulated transfer is
+  // over) is used at once.
+  const bool stalls = stall_listener_ && (!reader_->is_done(slot.ticket) ||
+                                          (options_.emulated_bandwidth > 0 && slot.emulated_ready > wait_start));
+  if (stalls) stall_listener_->on_stall_begin();
   Status st = reader_->wait(slot.ticket);
   slot.in_flight = false;
   if (options_.emulated_bandwidth > 0) {
     const double remaining = slot.emulated_ready - now_seconds();
     if (remaining > 0) std::this_thread::sleep_for(std::chrono::duration<double>(remaining));
   }
+  if (stalls) stall_listener_->on_stall_end();
   stats_.io_stall_seconds += now_seconds() - wait_start;
   if (!st.ok()) {
     // Keep the ring consistent so a later pass can retry: resubmit this slot's read.

@@ -26,6 +26,16 @@
 
 namespace sf {
 
+// Told when the forward pass starts and stops waiting for a streamed unit (on the pass's
+// thread). EdgeLLM's provisional generation lends the idle cores to the draft worker for
+// exactly that time (spec/compute_gate.h).
+class IoStallListener {
+ public:
+  virtual ~IoStallListener() = default;
+  virtual void on_stall_begin() = 0;
+  virtual void on_stall_end() = 0;
+};
+
 struct StreamerOptions {
   double emulated_bandwidth = 0;  // bytes/s; 0 = the real device's speed
   DirectReaderOptions io;
@@ -54,6 +64,8 @@ class LayerStreamer : public LayerSource {
   const char* backend_name() const { return reader_->backend_name(); }
   bool direct_io() const { return reader_->direct(); }
   bool emulated() const { return options_.emulated_bandwidth > 0; }
+  // Until reset to nullptr, every wait for a unit is reported to `listener`.
+  void set_stall_listener(IoStallListener* listener) { stall_listener_ = listener; }
 
  private:
   struct Slot {
@@ -86,6 +98,7 @@ class LayerStreamer : public LayerSource {
   double emulated_free_at_ = 0;
   StreamStats stats_;
   bool unit_held_ = false;
+  IoStallListener* stall_listener_ = nullptr;
 };
 
 }  // namespace sf

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Reproduces docs/edgellm.md: EdgeLLM, its ablations (paper fig. 22: pacer, fallback,
+# provisional generation each removed) and the baselines it compares with (SP = a
+# fixed-length chain, BiLD-style fixed confidence threshold, SpecInfer-style static tree),
+# one `specflash bench` run per storage setting, on (i) stories260K with its distilled
+# draft (real acceptance) and (ii) the synthetic 1.1B Llama with a synthetic draft (cost
+# only), at budgets 0% and 50%, on the real disk and with EMULATED 4 GB/s (UFS 4.0) and
+# 2 GB/s (UFS 3.1) storage, plus the scaled phone regime (EMULATED 25 MB/s: a stories260K
+# pass at 0% then costs ~40 draft steps, as an 8B Q4_0 target on UFS 4.0 does against a
+# ~0.5B draft). Writes bench-out/edgellm/*.md and *.json. About 30 minutes on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=bench-out/edgellm
+mkdir -p "$out"
+sf=build/specflash
+methods="flash-ar,chain:4,chain:8,bld,tree,edgellm,edgellm-nopacer,edgellm-nofallback,edgellm-noprovisional"
+stories=(-m models/stories260K.gguf --draft models/stories260K-draft.gguf --tree-widths 3,2,1
+         --dataset tinystories:16 -n 64 --ignore-eos)
+$sf bench "${stories[@]}" --methods "$methods" --budgets 0%,50% --json $out/stories-real.json >$out/stories-real.md
+for bw in 4G 2G 25M; do
+  $sf bench "${stories[@]}" --methods "$methods" --budgets 0%,50% --io-bandwidth $bw \
+    --json $out/stories-$bw.json >$out/stories-$bw.md
+done
+# One generation with --stats: where the hidden draft time comes from (phone regime, 0%).
+$sf run "${stories[@]:0:4}" -p "Once upon a time" -n 200 --ignore-eos --temp 0 --spec edgellm --mem-budget 0% \
+  --io-bandwidth 25M --stats --stats-json $out/stories-25M-run.json >/dev/null 2>$out/stories-25M-run.txt
+# (ii) cost only: synthetic 1.1B target and draft (random weights: drafts are not accepted).
+[[ -f bench-out/llama1b-q4_0.gguf ]] || $sf synth --arch llama --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf \
+  --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --type Q4_0 --seed 1 -o bench-out/llama1b-q4_0.gguf
+[[ -f bench-out/draft-small-q4_0.gguf ]] || $sf synth --arch llama \
+  --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf --embd 512 --layers 4 --heads 8 --kv-heads 4 --ffn 1408 \
+  --type Q4_0 --seed 2 -o bench-out/draft-small-q4_0.gguf
+big=(-m bench-out/llama1b-q4_0.gguf --draft bench-out/draft-small-q4_0.gguf --tree-widths 3,2,1
+     --dataset spec_bench:2 -n 8 --ignore-eos --max-tree-nodes 32)
+$sf bench "${big[@]}" --methods "$methods" --budgets 0%,50% --json $out/llama1b-real.json >$out/llama1b-real.md
+for bw in 4G 2G; do
+  $sf bench "${big[@]}" --methods "$methods" --budgets 0%,50% --io-bandwidth $bw \
+    --json $out/llama1b-$bw.json >$out/llama1b-$bw.md
+done
+echo "wrote $out"

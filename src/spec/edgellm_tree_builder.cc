@@ -1,0 +1,210 @@
+#include "spec/edgellm_tree_builder.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sf {
+
+EdgeLlmTreeBuilder::EdgeLlmTreeBuilder(const EdgeLlmConfig& config, int max_nodes, int max_depth, const char* name)
+    : config_(config),
+      max_nodes_(max_nodes),
+      max_depth_(max_depth),
+      name_(name),
+      alpha_(std::clamp(config.alpha, config.alpha_min, config.alpha_max)) {}
+
+const NodeDistribution* EdgeLlmTreeBuilder::dist_of(int32_t node) const {
+  const size_t i = static_cast<size_t>(node + 1);
+  return i < has_dist_.size() && has_dist_[i] ? &dists_[i] : nullptr;
+}
+
+Result<bool> EdgeLlmTreeBuilder::ensure_drafted(Drafter& drafter, const TokenTree& tree, int32_t node) {
+  if (dist_of(node)) return true;
+  // The other leaves that may be extended later ride along in the same draft pass (up to
+  // kDraftBatch rows): one pass costs about as much as one row on a CPU, where the
+  // weights' memory traffic dominates. The pacer's decisions do not change.
+  std::vector<int32_t> nodes = {node};
+  if (node != TokenTree::kRoot)
+    for (int32_t n = 0; n < tree.size() && static_cast<int>(nodes.size()) < kDraftBatch; ++n)
+      if (n != node && tree.children(n).empty() && tree.node(n).depth < max_depth_ && !dist_of(n) &&
+          dist_of(tree.node(n).parent))
+        nodes.push_back(n);
+  std::vector<NodeDistribution> out;
+  SF_RETURN_IF_ERROR(drafter.draft(tree, nodes, &out));
+  if (out.empty()) return false;  // the drafter's context is full
+  for (size_t k = 0; k < out.size(); ++k) {
+    const size_t i = static_cast<size_t>(nodes[k] + 1);
+    if (dists_.size() <= i) {
+      dists_.resize(i + 1);
+      has_dist_.resize(i + 1, false);
+    }
+    dists_[i] = std::move(out[k]);
+    has_dist_[i] = true;
+  }
+  return true;
+}
+
+int EdgeLlmTreeBuilder::next_candidate(const TokenTree& tree, int32_t node) const {
+  const NodeDistribution* d = dist_of(node);
+  if (!d) return -1;
+  const int limit = std::min<int>(kCandidateSet, static_cast<int>(d->probs.size()));
+  for (int r = 0; r < limit; ++r)
+    if (tree.find_child(node, d->probs[r].id) < 0) return r;
+  return -1;
+}
+
+void EdgeLlmTreeBuilder::add_child(TokenTree* tree, int32_t parent, const TokenProb& tp) {
+  const int32_t child = tree->add(tp.id, parent, tp.p);
+  conf_.resize(static_cast<size_t>(child) + 2);
+  conf_[child + 1] = conf_[parent + 1] * tp.p;
+}
+
+int32_t EdgeLlmTreeBuilder::best_leaf(const TokenTree& tree) const {
+  int32_t best = TokenTree::kRoot;
+  for (int32_t n = 0; n < tree.size(); ++n)
+    if (tree.children(n).empty() && (best == TokenTree::kRoot || conf_[n + 1] > conf_[best + 1])) best = n;
+  return best;
+}
+
+int64_t EdgeLlmTreeBuilder::affordable_nodes(int context) const {
+  if (!profile_.has_verify_data()) return max_nodes_;
+  const double limit = (1 + kVerifySlack) * profile_.verify_seconds(1, context);
+  int64_t nodes = 1;  // a tree of one node is always allowed
+  while (nodes < max_nodes_ && profile_.verify_seconds(static_cast<int>(nodes) + 2, context) <= limit) ++nodes;
+  return nodes;
+}
+
+Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) {
+  tree->clear();
+  dists_.clear();
+  has_dist_.clear();
+  conf_.assign(1, 1.0);
+  anchor_ = TokenTree::kRoot;
+  last_tc_ = 1;
+  const int64_t max_nodes = std::min<int64_t>(
+      {ctx.max_nodes, affordable_nodes(ctx.context), config_.fallback ? max_nodes_ : config_.fixed_tokens});
+  if (ctx.carried) {
+    // Provisional tokens confirmed by the last verification start this tree.
+    *tree = ctx.carried->tree;
+    for (int32_t n = 0; n < tree->size(); ++n) {
+      conf_.push_back(conf_[tree->node(n).parent + 1] * tree->node(n).draft_prob);
+    }
+    for (size_t i = 0; i < ctx.carried->drafted.size(); ++i) {
+      const size_t at = static_cast<size_t>(ctx.carried->drafted[i] + 1);
+      if (dists_.size() <= at) {
+        dists_.resize(at + 1);
+        has_dist_.resize(at + 1, false);
+      }
+      dists_[at] = ctx.carried->dists[i];
+      has_dist_[at] = true;
+    }
+    // A carried tree larger than this cycle allows (a nearly full context) is cut back.
+    if (tree->size() > max_nodes) {
+      std::vector<bool> keep(static_cast<size_t>(tree->size()), false);
+      for (int32_t n = 0; n < max_nodes; ++n) keep[n] = true;
+      std::vector<int32_t> old_of_new;
+      *tree = tree->subtree(keep, &old_of_new);
+      conf_.resize(static_cast<size_t>(tree->size()) + 1);
+      // The drafter still holds the cut nodes' cells under their old ids, so no node may
+      // be added this cycle, not even by the provisional worker.
+      return Status::Ok();
+    }
+  }
+  if (max_nodes <= 0) return Status::Ok();
+  SF_ASSIGN_OR_RETURN(bool ok, ensure_drafted(drafter, *tree, TokenTree::kRoot));
+  if (!ok) return Status::Ok();
+  const bool chain = !config_.pacer || config_.token_threshold > 0;
+  while (tree->size() < max_nodes) {
+    const double m = static_cast<double>(tree->size()) + 1;
+    // Candidate steps: extend a leaf by its best token, or open a branch at a drafted node.
+    int32_t best_node = TokenTree::kRoot;
+    bool best_is_leaf = false;
+    double best_deficit = -1e300, tc = 0;
+    if (tree->empty()) {
+      best_is_leaf = true;  // the root is the only "leaf"
+      best_deficit = 0;
+      tc = 1;
+    }
+    for (int32_t n = 0; n < tree->size(); ++n) {
+      const TreeNode& node = tree->node(n);
+      if (!tree->children(n).empty()) continue;
+      tc = std::max(tc, conf_[n + 1]);
+      if (node.depth >= max_depth_) continue;
+      const double deficit = m * conf_[n + 1] - node.depth;
+      if (deficit > best_deficit) {
+        best_deficit = deficit;
+        best_node = n;
+        best_is_leaf = true;
+      }
+    }
+    if (!chain) {
+      for (int32_t n = TokenTree::kRoot; n < tree->size(); ++n) {
+        const int r = next_candidate(*tree, n);
+        if (r < 0) continue;
+        const int depth = n == TokenTree::kRoot ? 0 : tree->node(n).depth;
+        const double deficit = m * conf_[n + 1] * dist_of(n)->probs[r].p - depth;
+        if (deficit > best_deficit) {
+          best_deficit = deficit;
+          best_node = n;
+          best_is_leaf = false;
+        }
+      }
+    }
+    last_tc_ = tc;
+    if (uses_alpha() && !tree->empty() && tc < alpha_) break;  // fallback: verify now
+    if (best_deficit == -1e300) break;                         // nothing can grow (depth limit)
+    if (best_is_leaf) {
+      SF_ASSIGN_OR_RETURN(ok, ensure_drafted(drafter, *tree, best_node));
+      if (!ok) break;
+      const NodeDistribution& d = *dist_of(best_node);
+      if (d.probs.empty()) break;
+      // BiLD: the draft is not confident enough about its next token; verify.
+      if (config_.token_threshold > 0 && d.probs[0].p < config_.token_threshold) break;
+      add_child(tree, best_node, d.probs[0]);
+    } else {
+      add_child(tree, best_node, dist_of(best_node)->probs[next_candidate(*tree, best_node)]);
+    }
+  }
+  if (!tree->empty()) {
+    last_tc_ = 0;
+    for (int32_t n = 0; n < tree->size(); ++n)
+      if (tree->children(n).empty()) last_tc_ = std::max(last_tc_, conf_[n + 1]);
+  }
+  anchor_ = best_leaf(*tree);
+  return Status::Ok();
+}
+
+bool EdgeLlmTreeBuilder::provisional_anchor(int32_t* leaf, const NodeDistribution** dist) const {
+  if (!config_.provisional || anchor_ == TokenTree::kRoot) return false;
+  *leaf = anchor_;
+  *dist = dist_of(anchor_);
+  return true;
+}
+
+void EdgeLlmTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
+  if (profile_.has_verify_data()) profile_.observe_verify(stats.tree_nodes + 1, stats.context, stats.verify_seconds);
+  if (!uses_alpha() || tree.empty() || stats.visited.empty()) return;
+  // The last accepted node, and the most confident branch through it.
+  const int32_t last = stats.visited[static_cast<size_t>(stats.accepted)].node;
+  int32_t leaf = last;
+  if (last == TokenTree::kRoot || !tree.children(last).empty()) {
+    leaf = TokenTree::kRoot;
+    for (int32_t n = std::max(last, 0); n < tree.size(); ++n) {
+      if (!tree.children(n).empty()) continue;
+      bool below = last == TokenTree::kRoot;
+      for (int32_t a = n; !below && a != TokenTree::kRoot; a = tree.node(a).parent) below = a == last;
+      if (below && (leaf == TokenTree::kRoot || conf_[n + 1] > conf_[leaf + 1])) leaf = n;
+    }
+  }
+  if (leaf == TokenTree::kRoot) return;
+  const double n_all = tree.node(leaf).depth;
+  const double n_correct = stats.accepted;
+  if (n_correct >= n_all) {
+    alpha_ *= 0.5;
+  } else {
+    const double tc = std::max(last_tc_, 1e-12);
+    alpha_ /= std::pow(tc, (n_all - n_correct) / n_all);
+  }
+  alpha_ = std::clamp(alpha_, static_cast<double>(config_.alpha_min), static_cast<double>(config_.alpha_max));
+}
+
+}  // namespace sf

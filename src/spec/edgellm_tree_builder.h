@@ -1,0 +1,90 @@
+// EdgeLlmTreeBuilder: EdgeLLM's confidence-paced token tree with its self-adaptive
+// verification timing (paper III-B and III-C).
+//
+// Branches are the root-to-leaf paths; a branch's cumulative confidence C_i is the product
+// of the draft probabilities along it. The pacer wants branch lengths proportional to
+// confidence (L_i = C_i * M, M the tree's size) and, one token at a time, extends the branch
+// whose shortfall M * C_i - TB_i is largest, which is what most reduces the distance
+// D = max_i (M * C_i - TB_i) to that shape. A step either extends an existing leaf by its
+// best draft token (one draft pass: the autoregressive loop, with branches isolated by the
+// drafter's tree mask, never by switching contexts) or opens a branch at a drafted node
+// with its next-best token (no pass: the distribution is known). Deviation: when a leaf
+// must be drafted, the other open leaves are drafted in the same pass (batched), which
+// leaves the tree's shape unchanged and cuts the number of draft passes.
+//
+// Fallback: before each step, the tree-cumulative confidence T_c = max_i C_i is compared
+// with alpha; below it, the tree goes to verification. After verification alpha adapts on
+// the best-matching branch (the most confident branch through the last accepted node):
+//   all N_all of its tokens accepted:  alpha <- alpha * 0.5
+//   N_correct < N_all accepted:        alpha <- alpha / T_c^((N_all - N_correct) / N_all)
+// (paper eq. 3), kept within [alpha_min, alpha_max]; the tree is also bounded in size and
+// depth. The size bound follows the paper's premise that a batched verification costs no
+// more than a single row while it is I/O-bound: from the session's measured latency
+// profile, the tree stays within the rows whose pass costs at most kVerifySlack more than
+// a one-row pass (refined online with every verification).
+//
+// Children are always the drafter's top tokens (deterministic), so verification is
+// lossless under sampling too (each child is a one-hot draft; verifier.h).
+//
+// Ablations and baselines from the same code: pacer off = one chain (the top branch);
+// fallback off = verify at a fixed tree size; token_threshold > 0 = BiLD-style chain that
+// stops at the first draft token less likely than a fixed threshold.
+// Not thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "spec/spec_config.h"
+#include "spec/tree_builder.h"
+
+namespace sf {
+
+class EdgeLlmTreeBuilder : public TreeBuilder {
+ public:
+  // The most rows one draft pass runs (the leaf the pacer extends and other open leaves).
+  static constexpr int kDraftBatch = 8;
+  // How much dearer than a one-row pass a verification may get from the tree's rows.
+  static constexpr double kVerifySlack = 0.25;
+
+  EdgeLlmTreeBuilder(const EdgeLlmConfig& config, int max_nodes, int max_depth, const char* name);
+  const char* name() const override { return name_; }
+  Status build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) override;
+  void observe(const TokenTree& tree, const CycleStats& stats) override;
+  bool provisional_anchor(int32_t* leaf, const NodeDistribution** dist) const override;
+  bool accepts_carried() const override { return true; }
+  double threshold() const override { return uses_alpha() ? alpha_ : -1; }
+  LatencyProfile* latency_profile() override { return &profile_; }
+
+  double alpha() const { return alpha_; }
+
+ private:
+  bool uses_alpha() const { return config_.fallback && config_.token_threshold <= 0; }
+  // The distribution below a node, drafting it first if needed (false: the drafter had no
+  // room).
+  Result<bool> ensure_drafted(Drafter& drafter, const TokenTree& tree, int32_t node);
+  const NodeDistribution* dist_of(int32_t node) const;
+  // The next candidate of a drafted node that is not a child yet (-1: none left).
+  int next_candidate(const TokenTree& tree, int32_t node) const;
+  // Adds a child and its confidence.
+  void add_child(TokenTree* tree, int32_t parent, const TokenProb& tp);
+  int32_t best_leaf(const TokenTree& tree) const;
+  // The most nodes a tree may have at this context under kVerifySlack (max_nodes_ when the
+  // profile has no data).
+  int64_t affordable_nodes(int context) const;
+
+  EdgeLlmConfig config_;
+  int max_nodes_;
+  int max_depth_;
+  const char* name_;
+  double alpha_;
+  double last_tc_ = 1;  // T_c of the last tree when it went to verification
+  // This cycle: confidence of each node (index node + 1; the root's is 1) and the known
+  // distributions (has_dist_ by node + 1).
+  std::vector<double> conf_;
+  std::vector<NodeDistribution> dists_;
+  std::vector<bool> has_dist_;
+  int32_t anchor_ = TokenTree::kRoot;
+  LatencyProfile profile_;
+};
+
+}  // namespace sf

@@ -1,0 +1,278 @@
+// EdgeLLM end to end on stories260K with its distilled draft (the real pair):
+//  - greedy output equals plain decoding at budgets 0%, 50% (EMULATED slow storage, so the
+//    target waits for weights) and 100%, drafts are proposed and accepted, and while the
+//    target streams, provisional tokens are drafted during its I/O waits and some are kept
+//    (they start the next tree);
+//  - a drafter that carried its provisional work into the next cycle gives exactly the
+//    distributions a drafter that starts afresh gives;
+//  - sampling stays lossless with provisional drafting on: the first two tokens follow the
+//    target's distributions (chi-square), and a later token, after cycles that carried
+//    provisional tokens, has the same distribution as plain sampling (two-sample test).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "chi_square.h"
+#include "engine/session.h"
+#include "spec/draft_model_drafter.h"
+#include "test_paths.h"
+
+namespace sf {
+namespace {
+
+const char* kTarget = "models/stories260K.gguf";
+
+std::string distilled_draft() { return test::source_path("models/stories260K-draft.gguf"); }
+
+std::unique_ptr<Session> make_session(bool speculative, const char* budget, double io_bandwidth,
+                                      bool provisional = true) {
+  SessionOptions o;
+  o.model_path = test::shared_path(kTarget);
+  o.n_threads = 2;
+  o.n_ctx = 256;
+  o.mem_budget = *MemoryBudget::parse(budget);
+  o.io_bandwidth = io_bandwidth;
+  if (speculative) {
+    o.spec.method = SpecConfig::Method::kEdgeLlm;
+    o.spec.draft_model_path = distilled_draft();
+    o.spec.max_tree_nodes = 32;
+    o.spec.edgellm.provisional = provisional;
+  }
+  auto s = Session::create(o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+std::vector<int32_t> generate(Session& s, const std::vector<int32_t>& prompt, int n, const SamplingParams& sp,
+                              GenerationStats* stats) {
+  std::vector<int32_t> out;
+  auto r = s.generate(prompt, n, sp, /*ignore_eos=*/true, [&](int32_t id, const std::string&) {
+    if (id >= 0) out.push_back(id);
+    return true;
+  });
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (r.ok() && stats) *stats = *r;
+  return out;
+}
+
+const std::vector<std::string> kPrompts = {
+    "Once upon a time",
+    "Lily wanted to play with her big red ball. One day",
+    "The little dog was sad because",
+    "Tom and Sue went to the park.",
+    "One day, a bird",
+    "She looked at the sky and",
+};
+
+struct BudgetCase {
+  const char* name;
+  const char* budget;
+  double io_bandwidth;  // EMULATED bytes/s; 0: the real disk (or nothing streams)
+};
+
+class EdgeLlmGreedy : public ::testing::TestWithParam<BudgetCase> {};
+
+TEST_P(EdgeLlmGreedy, EqualsPlainDecodingAndKeepsProvisionalTokens) {
+  SF_SKIP_WITHOUT_SHARED();
+  const BudgetCase& c = GetParam();
+  auto plain = make_session(false, "100%", 0);
+  auto spec = make_session(true, c.budget, c.io_bandwidth);
+  ASSERT_TRUE(plain && spec);
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  uint64_t proposed = 0, accepted = 0, provisional = 0, kept = 0, carried_cycles = 0;
+  double alpha_min = 1, alpha_max = 0;
+  for (const auto& text : kPrompts) {
+    const auto prompt = *plain->tokenize(text);
+    GenerationStats st;
+    const auto want = generate(*plain, prompt, 48, greedy, nullptr);
+    const auto got = generate(*spec, prompt, 48, greedy, &st);
+    ASSERT_EQ(want, got) << "prompt: " << text;
+    proposed += st.spec.draft_tokens;
+    accepted += st.spec.accepted_draft_tokens;
+    provisional += st.spec.provisional_tokens;
+    kept += st.spec.provisional_kept;
+    for (const CycleStats& cs : st.cycles) {
+      carried_cycles += cs.carried_nodes > 0 ? 1 : 0;
+      alpha_min = std::min(alpha_min, cs.threshold);
+      alpha_max = std::max(alpha_max, cs.threshold);
+    }
+  }
+  std::printf(
+      "%s: proposed %llu accepted %llu provisional %llu kept %llu, %llu cycles began with carried nodes, "
+      "alpha %.3g..%.3g\n",
+      c.name, static_cast<unsigned long long>(proposed), static_cast<unsigned long long>(accepted),
+      static_cast<unsigned long long>(provisional), static_cast<unsigned long long>(kept),
+      static_cast<unsigned long long>(carried_cycles), alpha_min, alpha_max);
+  EXPECT_GT(proposed, 0u);
+  EXPECT_GT(static_cast<double>(accepted), 0.05 * static_cast<double>(proposed)) << "drafts must be accepted";
+  EXPECT_LT(alpha_min, alpha_max) << "alpha adapts";
+  if (std::string(c.budget) == "100%") {
+    EXPECT_EQ(provisional, 0u) << "nothing streams, so the target never waits and lends no time";
+  } else {
+    EXPECT_GT(provisional, 0u) << "provisional tokens must be drafted during the target's I/O waits";
+    EXPECT_GT(kept, 0u) << "and some kept";
+    EXPECT_GT(carried_cycles, 0u) << "kept tokens start the next tree";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Budgets, EdgeLlmGreedy,
+                         ::testing::Values(BudgetCase{"streamed0_emulated", "0%", 100e6},
+                                           BudgetCase{"streamed50_emulated", "50%", 50e6},
+                                           BudgetCase{"resident", "100%", 0}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(EdgeLlmCarry, CarriedDraftsEqualFreshDrafting) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto target_file = Session::create([] {
+    SessionOptions o;
+    o.model_path = test::shared_path(kTarget);
+    o.n_ctx = 64;
+    return o;
+  }());
+  ASSERT_TRUE(target_file.ok());
+  ThreadPool pool(2);
+  const Tokenizer& vocab = (*target_file)->tokenizer();
+  const int n_vocab = (*target_file)->model().hparams().n_vocab;
+  auto carrying = DraftModelDrafter::create(distilled_draft(), vocab, n_vocab, pool, 64);
+  auto fresh = DraftModelDrafter::create(distilled_draft(), vocab, n_vocab, pool, 64);
+  ASSERT_TRUE(carrying.ok() && fresh.ok());
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  Sampler sampler(greedy);
+  const std::vector<int32_t> prompt = *(*target_file)->tokenize("Once upon a time");
+
+  // Cycle 1 of the carrying drafter: a chain of 5 drafted greedily below the root, as the
+  // provisional worker would draft it. The target accepts the first 2 nodes and its bonus
+  // token is the third node's, so the chain's 4th and 5th nodes are carried.
+  (*carrying)->reset(prompt);
+  std::vector<int32_t> history = prompt;
+  ASSERT_TRUE((*carrying)->begin_cycle(history, greedy, sampler).ok());
+  TokenTree tree;
+  std::vector<NodeDistribution> out;
+  int32_t node = TokenTree::kRoot;
+  std::vector<NodeDistribution> chain_dists;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE((*carrying)->draft(tree, {node}, &out).ok());
+    ASSERT_EQ(out.size(), 1u);
+    chain_dists.push_back(out[0]);
+    node = tree.add(out[0].probs[0].id, node, out[0].probs[0].p);
+  }
+  std::vector<int32_t> old_of_new;
+  const TokenTree next = tree.subtree_below(2, &old_of_new);
+  ASSERT_EQ(next.size(), 2);
+  ASSERT_TRUE((*carrying)->commit_carry(tree, {0, 1}, 2, next, old_of_new));
+  for (int32_t n : {0, 1, 2}) history.push_back(tree.node(n).token);
+  ASSERT_TRUE((*carrying)->begin_cycle(history, greedy, sampler).ok());
+  EXPECT_TRUE((*carrying)->drafted(TokenTree::kRoot));
+  EXPECT_TRUE((*carrying)->drafted(0));
+  EXPECT_FALSE((*carrying)->drafted(1));
+  // Extend the carried chain's leaf, and open a sibling at the root.
+  TokenTree grown = next;
+  const int32_t sibling = grown.add(chain_dists[3].probs[1].id, TokenTree::kRoot, chain_dists[3].probs[1].p);
+  std::vector<NodeDistribution> carried_out;
+  ASSERT_TRUE((*carrying)->draft(grown, {1, sibling}, &carried_out).ok());
+  ASSERT_EQ(carried_out.size(), 2u);
+
+  // The fresh drafter sees the committed sequence and drafts the same nodes from scratch.
+  (*fresh)->reset(history);
+  ASSERT_TRUE((*fresh)->begin_cycle(history, greedy, sampler).ok());
+  std::vector<NodeDistribution> root, below;
+  ASSERT_TRUE((*fresh)->draft(grown, {TokenTree::kRoot}, &root).ok());
+  ASSERT_TRUE((*fresh)->draft(grown, {0}, &below).ok());
+  std::vector<NodeDistribution> fresh_out;
+  ASSERT_TRUE((*fresh)->draft(grown, {1, sibling}, &fresh_out).ok());
+  ASSERT_EQ(fresh_out.size(), 2u);
+  // What the worker drafted ahead equals what the fresh drafter computes now.
+  auto expect_same = [](const NodeDistribution& a, const NodeDistribution& b, const char* what) {
+    ASSERT_EQ(a.probs.size(), b.probs.size()) << what;
+    for (size_t k = 0; k < a.probs.size(); ++k) {
+      EXPECT_EQ(a.probs[k].id, b.probs[k].id) << what << " rank " << k;
+      EXPECT_NEAR(a.probs[k].p, b.probs[k].p, 1e-5) << what << " rank " << k;
+    }
+  };
+  expect_same(chain_dists[3], root[0], "the carried root");
+  expect_same(chain_dists[4], below[0], "the carried node");
+  expect_same(carried_out[0], fresh_out[0], "below the carried leaf");
+  expect_same(carried_out[1], fresh_out[1], "below a new sibling");
+}
+
+// Chi-square homogeneity of two samples over the same categories (pooling sparse ones).
+double two_sample_p_value(const std::vector<double>& a, const std::vector<double>& b) {
+  double na = 0, nb = 0;
+  for (size_t i = 0; i < a.size(); ++i) na += a[i], nb += b[i];
+  double chi2 = 0, pool_a = 0, pool_b = 0;
+  int categories = 0;
+  auto add = [&](double x, double y) {
+    const double total = x + y;
+    const double ea = total * na / (na + nb), eb = total * nb / (na + nb);
+    chi2 += (x - ea) * (x - ea) / ea + (y - eb) * (y - eb) / eb;
+    ++categories;
+  };
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] + b[i] >= 10) {
+      add(a[i], b[i]);
+    } else {
+      pool_a += a[i];
+      pool_b += b[i];
+    }
+  }
+  if (pool_a + pool_b > 0) add(pool_a, pool_b);
+  if (categories < 2) return 1.0;
+  return test::gamma_q((categories - 1) / 2.0, chi2 / 2.0);
+}
+
+TEST(EdgeLlmSampling, LosslessWithProvisionalDrafting) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto plain = make_session(false, "100%", 0);
+  auto spec = make_session(true, "0%", 400e6);
+  ASSERT_TRUE(plain && spec);
+  SamplingParams sp;
+  sp.temperature = 0.9f;
+  sp.top_k = 0;
+  sp.top_p = 1.0f;
+  sp.min_p = 0.0f;
+  const auto prompt = *plain->tokenize("Once upon a time, there was a");
+  const int n_vocab = plain->model().hparams().n_vocab;
+  constexpr int kTrials = 1500, kLength = 6;
+  std::vector<double> first_spec(n_vocab, 0), last_spec(n_vocab, 0), last_plain(n_vocab, 0);
+  uint64_t accepted = 0, proposed = 0, provisional = 0, kept = 0;
+  for (int i = 0; i < kTrials; ++i) {
+    sp.seed = 5000 + i;
+    GenerationStats st;
+    const auto got = generate(*spec, prompt, kLength, sp, &st);
+    ASSERT_EQ(got.size(), static_cast<size_t>(kLength));
+    first_spec[got[0]] += 1;
+    last_spec[got[kLength - 1]] += 1;
+    accepted += st.spec.accepted_draft_tokens;
+    proposed += st.spec.draft_tokens;
+    provisional += st.spec.provisional_tokens;
+    kept += st.spec.provisional_kept;
+    sp.seed = 900000 + i;  // independent of the speculative runs
+    const auto want = generate(*plain, prompt, kLength, sp, nullptr);
+    last_plain[want[kLength - 1]] += 1;
+  }
+  // The first token against the exact distribution.
+  plain->reset();
+  std::vector<float> logits;
+  ASSERT_TRUE(plain->evaluate(prompt, false, &logits).ok());
+  Sampler sampler(sp);
+  std::vector<double> p1(n_vocab, 0.0);
+  for (const auto& tp : sampler.distribution(logits.data(), n_vocab, prompt)) p1[tp.id] = tp.p;
+  const double p_first = test::chi_square_p_value(first_spec, p1);
+  const double p_last = two_sample_p_value(last_spec, last_plain);
+  std::printf(
+      "first token p=%.3f; token %d vs plain sampling p=%.3f; accepted %llu of %llu, provisional %llu kept %llu\n",
+      p_first, kLength, p_last, static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(proposed),
+      static_cast<unsigned long long>(provisional), static_cast<unsigned long long>(kept));
+  EXPECT_GT(p_first, 1e-3) << "first-token distribution differs from the target's";
+  EXPECT_GT(p_last, 1e-3) << "a later token's distribution differs from plain sampling";
+  EXPECT_GT(accepted, 0u);
+  EXPECT_LT(accepted, proposed);
+  EXPECT_GT(kept, 0u) << "provisional tokens must have been kept, or the carry path is untested";
+}
+
+}  // namespace
+}  // namespace sf

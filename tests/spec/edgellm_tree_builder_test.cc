@@ -1,0 +1,260 @@
+// EdgeLLM's tree builder over a scripted drafter (the same distribution below every node):
+// the pacer's first steps match a hand computation of its rule, the fallback stops the
+// tree where the tree-cumulative confidence drops below alpha, alpha adapts by the paper's
+// equation (3) within its bounds, the BiLD baseline stops at an unsure token, a carried
+// tree is continued without drafting its nodes again. Also the pieces of provisional
+// generation: the compute gate, the background worker and re-rooting a subtree.
+#include "spec/edgellm_tree_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <thread>
+
+#include "base/background_worker.h"
+#include "spec/compute_gate.h"
+
+namespace sf {
+namespace {
+
+class ScriptedDrafter : public Drafter {
+ public:
+  explicit ScriptedDrafter(std::vector<float> probs) : probs_(std::move(probs)) {}
+  const char* name() const override { return "scripted"; }
+  uint64_t resident_bytes() const override { return 0; }
+  void reset(const std::vector<int32_t>&) override {}
+  Status begin_cycle(const std::vector<int32_t>&, const SamplingParams&, const Sampler&) override {
+    drafted_ = carried_;  // what a real drafter keeps after commit_carry()
+    drafted_now_.clear();
+    return Status::Ok();
+  }
+  Status draft(const TokenTree& tree, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override {
+    out->clear();
+    ++counters_.passes;
+    for (int32_t n : nodes) {
+      EXPECT_TRUE(n == TokenTree::kRoot || tree.node(n).parent == TokenTree::kRoot ||
+                  drafted_.count(tree.node(n).parent) > 0)
+          << "node drafted before its parent";
+      EXPECT_EQ(drafted_.count(n), 0u) << "node " << n << " drafted twice";
+      drafted_.insert(n);
+      drafted_now_.insert(n);
+      NodeDistribution d;
+      for (size_t k = 0; k < probs_.size(); ++k) d.probs.push_back({static_cast<int32_t>(k), probs_[k]});
+      out->push_back(d);
+    }
+    return Status::Ok();
+  }
+  void commit(const TokenTree&, const std::vector<int32_t>&, int32_t) override {}
+  const DraftCounters& draft_counters() const override { return counters_; }
+  std::set<int32_t> carried_;      // nodes drafted in an earlier cycle
+  std::set<int32_t> drafted_now_;  // nodes drafted in this cycle
+
+ private:
+  std::set<int32_t> drafted_;
+  std::vector<float> probs_;
+  DraftCounters counters_;
+};
+
+EdgeLlmConfig config(float alpha, bool pacer = true) {
+  EdgeLlmConfig c;
+  c.alpha = alpha;
+  c.alpha_max = 0.5f;
+  c.pacer = pacer;
+  return c;
+}
+
+TokenTree build(EdgeLlmTreeBuilder& builder, ScriptedDrafter& drafter, int64_t max_nodes,
+                const CarriedDrafts* carried = nullptr) {
+  BuildContext ctx;
+  ctx.max_nodes = max_nodes;
+  ctx.sampling.temperature = 0;
+  ctx.carried = carried;
+  Sampler s(ctx.sampling);
+  EXPECT_TRUE(drafter.begin_cycle({1}, ctx.sampling, s).ok());
+  TokenTree tree;
+  EXPECT_TRUE(builder.build(drafter, ctx, &tree).ok());
+  return tree;
+}
+
+// What the target chose: accept `accepted` nodes along the path of `leaf`.
+CycleStats verified(const TokenTree& tree, int32_t leaf, int accepted) {
+  CycleStats st;
+  st.tree_nodes = tree.size();
+  st.accepted = accepted;
+  const std::vector<int32_t> path = tree.path_to(leaf);
+  st.visited.push_back({TokenTree::kRoot, 0});
+  for (int i = 0; i < accepted; ++i) st.visited.push_back({path[i], 0});
+  return st;
+}
+
+TEST(EdgeLlmTreeBuilder, PacerFollowsTheDeficitRule) {
+  // Below every node: token 0 (0.6), 1 (0.3), 2 (0.1). By hand, with M = tree size + 1:
+  //  1 node:  the root's best token (tree empty)                          -> A = [0]
+  //  2 nodes: A: 2*0.6-1 = 0.2; new branch [1] at the root: 2*0.3-0 = 0.6  -> B = [1]
+  //  3 nodes: A: 3*0.6-1 = 0.8; B: -0.1; [2] at the root: 0.3             -> A's child [0,0]
+  //  4 nodes: [0,0]: 4*0.36-2 = -0.56; B: 0.2; [2]: 0.4; [0,1]: 4*0.18-1   -> C = [2]
+  ScriptedDrafter drafter({0.6f, 0.3f, 0.1f});
+  EdgeLlmTreeBuilder builder(config(1e-4f), 64, 12, "edgellm");
+  const TokenTree tree = build(builder, drafter, 4);
+  ASSERT_EQ(tree.size(), 4);
+  ASSERT_EQ(tree.children(TokenTree::kRoot).size(), 3u);
+  EXPECT_EQ(tree.node(tree.children(TokenTree::kRoot)[0]).token, 0);
+  EXPECT_EQ(tree.node(tree.children(TokenTree::kRoot)[1]).token, 1);
+  EXPECT_EQ(tree.node(tree.children(TokenTree::kRoot)[2]).token, 2);
+  const int32_t a = tree.children(TokenTree::kRoot)[0];
+  ASSERT_EQ(tree.children(a).size(), 1u);
+  EXPECT_EQ(tree.node(tree.children(a)[0]).token, 0);
+  EXPECT_NEAR(tree.node(tree.children(a)[0]).draft_prob, 0.6f, 1e-6);
+}
+
+TEST(EdgeLlmTreeBuilder, BranchLengthsFollowConfidence) {
+  // A large tree: the likeliest branch is the longest, and every branch's length is close
+  // to its share M * C_i (the pacer keeps max_i (M * C_i - TB_i) small).
+  ScriptedDrafter drafter({0.7f, 0.2f, 0.1f});
+  EdgeLlmTreeBuilder builder(config(1e-6f), 40, 40, "edgellm");
+  const TokenTree tree = build(builder, drafter, 40);
+  ASSERT_EQ(tree.size(), 40);
+  int32_t deepest = 0;
+  double worst_deficit = 0;
+  for (int32_t n = 0; n < tree.size(); ++n) {
+    if (!tree.children(n).empty()) continue;
+    double c = 1;
+    for (int32_t a = n; a != TokenTree::kRoot; a = tree.node(a).parent) c *= tree.node(a).draft_prob;
+    worst_deficit = std::max(worst_deficit, 40 * c - tree.node(n).depth);
+    if (tree.node(n).depth > tree.node(deepest).depth) deepest = n;
+  }
+  for (int32_t a = deepest; a != TokenTree::kRoot; a = tree.node(a).parent) EXPECT_EQ(tree.node(a).token, 0);
+  EXPECT_LT(worst_deficit, 2.0) << "no branch is far shorter than its confidence asks";
+}
+
+TEST(EdgeLlmTreeBuilder, FallbackVerifiesWhenTreeConfidenceDropsBelowAlpha) {
+  // One chain of 0.5-probable tokens: T_c = 0.5^k; with alpha 0.1 the fourth token is
+  // added (T_c = 0.125 before it) and the fifth is not (T_c = 0.0625).
+  ScriptedDrafter drafter({0.5f, 0.5f});
+  EdgeLlmTreeBuilder builder(config(0.1f, /*pacer=*/false), 64, 12, "edgellm-nopacer");
+  const TokenTree tree = build(builder, drafter, 64);
+  EXPECT_EQ(tree.size(), 4);
+  EXPECT_EQ(tree.max_depth(), 4);
+  EXPECT_NEAR(builder.threshold(), 0.1, 1e-7);
+}
+
+TEST(EdgeLlmTreeBuilder, AlphaAdaptsByEquationThree) {
+  ScriptedDrafter drafter({0.5f, 0.5f});
+  EdgeLlmTreeBuilder builder(config(0.1f, /*pacer=*/false), 64, 12, "edgellm-nopacer");
+  TokenTree tree = build(builder, drafter, 64);
+  ASSERT_EQ(tree.size(), 4);
+  // All four accepted: alpha halves.
+  builder.observe(tree, verified(tree, 3, 4));
+  EXPECT_NEAR(builder.alpha(), 0.05, 1e-7);
+  // A new tree at alpha 0.05: five tokens (T_c 0.0625 >= 0.05 before the fifth, 0.03125
+  // after). Three accepted of five: alpha / T_c^(2/5) with T_c = 0.03125, i.e. 0.05 / 0.25.
+  tree = build(builder, drafter, 64);
+  ASSERT_EQ(tree.size(), 5);
+  builder.observe(tree, verified(tree, 4, 3));
+  EXPECT_NEAR(builder.alpha(), 0.2, 1e-6);
+  // Bounded above: repeated failures cannot push it past alpha_max.
+  for (int i = 0; i < 10; ++i) {
+    tree = build(builder, drafter, 64);
+    builder.observe(tree, verified(tree, tree.size() - 1, 0));
+  }
+  EXPECT_NEAR(builder.alpha(), 0.5, 1e-7);
+}
+
+TEST(EdgeLlmTreeBuilder, FixedSizeWithoutFallbackAndBildThreshold) {
+  ScriptedDrafter drafter({0.5f, 0.3f, 0.2f});
+  EdgeLlmConfig c = config(0.1f);
+  c.fallback = false;
+  c.fixed_tokens = 7;
+  EdgeLlmTreeBuilder fixed(c, 64, 12, "edgellm-nofallback");
+  EXPECT_EQ(build(fixed, drafter, 64).size(), 7);
+  EXPECT_LT(fixed.threshold(), 0) << "no alpha without the fallback";
+
+  EdgeLlmConfig bld = config(0.1f, false);
+  bld.token_threshold = 0.6f;  // 0.5 < 0.6: not even the first token is confident enough
+  EdgeLlmTreeBuilder unsure(bld, 64, 12, "bld");
+  EXPECT_EQ(build(unsure, drafter, 64).size(), 0);
+  bld.token_threshold = 0.4f;  // every token passes: a chain to the depth limit
+  EdgeLlmTreeBuilder sure(bld, 64, 12, "bld");
+  const TokenTree chain = build(sure, drafter, 64);
+  EXPECT_EQ(chain.size(), 12);
+  EXPECT_EQ(chain.max_depth(), 12);
+}
+
+TEST(EdgeLlmTreeBuilder, ContinuesACarriedTreeWithoutDraftingItAgain) {
+  ScriptedDrafter drafter({0.9f, 0.1f});
+  EdgeLlmTreeBuilder builder(config(0.3f, /*pacer=*/false), 64, 12, "edgellm");
+  CarriedDrafts carried;
+  const int32_t a = carried.tree.add(0, TokenTree::kRoot, 0.9f);
+  carried.tree.add(0, a, 0.9f);
+  NodeDistribution d;
+  d.probs = {{0, 0.9f}, {1, 0.1f}};
+  carried.drafted = {TokenTree::kRoot, a};  // the root and the first node were drafted ahead
+  carried.dists = {d, d};
+  drafter.carried_ = {TokenTree::kRoot, a};
+  const TokenTree tree = build(builder, drafter, 64, &carried);
+  // 0.9^k >= 0.3 up to k = 11; the carried two nodes are the start of the chain.
+  EXPECT_EQ(tree.size(), 12);
+  EXPECT_EQ(drafter.drafted_now_.count(TokenTree::kRoot), 0u) << "the carried root was drafted again";
+  EXPECT_EQ(drafter.drafted_now_.count(a), 0u);
+  EXPECT_EQ(drafter.drafted_now_.count(1), 1u) << "the carried leaf is drafted to extend it";
+  int32_t leaf = TokenTree::kRoot;
+  const NodeDistribution* dist = nullptr;
+  ASSERT_TRUE(builder.provisional_anchor(&leaf, &dist));
+  EXPECT_EQ(tree.node(leaf).depth, 12) << "provisional drafting continues the likeliest branch";
+}
+
+TEST(ComputeGate, LendsTheCoresOnlyDuringStalls) {
+  ComputeGate gate;
+  gate.wait_open();  // open outside a pass
+  gate.begin_pass();
+  std::atomic<int> steps{0};
+  BackgroundWorker worker;
+  worker.run([&] {
+    gate.wait_open();
+    steps.fetch_add(1);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(steps.load(), 0) << "the worker ran while the target was computing";
+  gate.on_stall_begin();
+  worker.wait();
+  EXPECT_EQ(steps.load(), 1);
+  gate.on_stall_end();
+  gate.end_pass();
+  EXPECT_GT(gate.lent_seconds(), 0.0);
+  EXPECT_GT(gate.blocked_seconds(), 0.01);
+  // end_pass() releases a worker that is still waiting.
+  gate.begin_pass();
+  worker.run([&] {
+    gate.wait_open();
+    steps.fetch_add(1);
+  });
+  gate.end_pass();
+  worker.wait();
+  EXPECT_EQ(steps.load(), 2);
+}
+
+TEST(TokenTree, SubtreeBelowReRootsANode) {
+  TokenTree t;
+  const int32_t a = t.add(5, TokenTree::kRoot, 0.5f);
+  const int32_t b = t.add(6, TokenTree::kRoot, 0.4f);
+  const int32_t a1 = t.add(7, a, 0.3f);
+  const int32_t a2 = t.add(8, a, 0.2f);
+  t.add(9, b, 0.1f);
+  const int32_t a11 = t.add(10, a1, 0.9f);
+  std::vector<int32_t> old_of_new;
+  const TokenTree s = t.subtree_below(a, &old_of_new);
+  ASSERT_EQ(s.size(), 3);
+  EXPECT_EQ(old_of_new, (std::vector<int32_t>{a1, a2, a11}));
+  EXPECT_EQ(s.node(0).parent, TokenTree::kRoot);
+  EXPECT_EQ(s.node(0).depth, 1);
+  EXPECT_EQ(s.node(2).parent, 0);
+  EXPECT_EQ(s.node(2).depth, 2);
+  EXPECT_EQ(s.node(2).token, 10);
+  EXPECT_FLOAT_EQ(s.node(2).draft_prob, 0.9f);
+}
+
+}  // namespace
+}  // namespace sf
