@@ -57,6 +57,12 @@ const char* kind_name(BenchMethod::Kind k) {
       return "lever-noprune";
     case K::kLeverShadow:
       return "lever-shadow";
+    case K::kCats:
+      return "cats";
+    case K::kCatsNoAdapter:
+      return "cats-noadapter";
+    case K::kKangaroo:
+      return "kangaroo";
     case K::kEdgeLlm:
       return "edgellm";
     case K::kEdgeLlmNoPacer:
@@ -117,6 +123,16 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       spec.prune.enabled = m.kind == K::kLever;
       spec.prune.shadow = m.kind == K::kLeverShadow;
       break;
+    case K::kCats:
+    case K::kCatsNoAdapter:
+    case K::kKangaroo:
+      spec.method = m.kind == K::kKangaroo ? SpecConfig::Method::kKangaroo : SpecConfig::Method::kCats;
+      spec.draft_model_path.clear();
+      spec.cats = c.cats;
+      if (m.kind == K::kCatsNoAdapter) spec.cats.draft_adapter.clear();
+      if (m.kind != K::kCats) spec.cats.verifier_adapter.clear();
+      if (m.param > 0) spec.draft_len = m.param;
+      break;
     case K::kEdgeLlm:
     case K::kEdgeLlmNoPacer:
     case K::kEdgeLlmNoFallback:
@@ -172,7 +188,10 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
                            K::kEdgeLlmNoPacer,
                            K::kEdgeLlmNoFallback,
                            K::kEdgeLlmNoProvisional,
-                           K::kBld};
+                           K::kBld,
+                           K::kCats,
+                           K::kCatsNoAdapter,
+                           K::kKangaroo};
   static const K kRetrieval[] = {K::kCoordGen, K::kCoordGenNoCalib, K::kCoordGenNoReuse, K::kCoordGenHybrid, K::kPld,
                                  K::kSam};
   std::vector<BenchMethod> methods;
@@ -192,17 +211,20 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
       return Status::Error(
           "unknown method '" + std::string(item) +
           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
-          "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, bld[:percent], "
-          "coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, coordgen-hybrid, pld[:nodes], sam[:nodes])");
+          "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, bld[:percent], cats[:gamma], "
+          "cats-noadapter[:gamma], kangaroo[:gamma], coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, "
+          "coordgen-hybrid, pld[:nodes], sam[:nodes])");
     BenchMethod m{*found, 0};
     if (!param.empty()) {
       const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);
       if (ec != std::errc() || ptr != param.data() + param.size() || m.param < 1 ||
-          (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kBld && !retrieval_kind(m.kind)) ||
+          (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kBld && m.kind != K::kCats &&
+           m.kind != K::kCatsNoAdapter && m.kind != K::kKangaroo && !retrieval_kind(m.kind)) ||
           (m.kind == K::kBld && m.param > 99))
         return Status::Error("method '" + std::string(item) +
-                             "': only chain:GAMMA, opt-tree:NODES, bld:PERCENT (1..99) and the retrieval methods "
-                             "(NODES) take a positive number");
+                             "': only chain:GAMMA, opt-tree:NODES, bld:PERCENT (1..99), "
+                             "cats/cats-noadapter/kangaroo:GAMMA and the retrieval methods (NODES) take a positive "
+                             "number");
     }
     if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
   }
@@ -241,6 +263,16 @@ Status validate(const BenchConfig& c) {
   if (c.n_predict < 1) return Status::Error("--n-predict must be at least 1");
   for (BenchMethod m : c.methods) {
     if (!m.speculative()) continue;
+    const bool self_spec = m.kind == BenchMethod::Kind::kCats || m.kind == BenchMethod::Kind::kCatsNoAdapter ||
+                           m.kind == BenchMethod::Kind::kKangaroo;
+    if (m.kind == BenchMethod::Kind::kCats && c.cats.draft_adapter.empty() && c.cats.verifier_adapter.empty())
+      return Status::Error(method_name(m) +
+                           " needs its adapters (--cats-draft-adapter, --cats-verifier-adapter); cats-noadapter runs "
+                           "the plain exit head");
+    if (self_spec) {
+      SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
+      continue;
+    }
     const bool no_draft_needed = retrieval_kind(m.kind) && m.kind != BenchMethod::Kind::kCoordGenHybrid;
     if (c.draft_model_path.empty() && !no_draft_needed)
       return Status::Error(method_name(m) + " needs a draft model (--draft FILE.gguf)");

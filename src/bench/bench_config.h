@@ -42,6 +42,12 @@ struct BenchMethod {
     kCoordGenHybrid,   // coordgen merged with the draft model (--draft) in one tree
     kPld,              // prompt lookup decoding: one n-gram chain
     kSam,              // SAM-style: one chain from the longest suffix match, no calibration
+    // Self-speculation, no draft model (param: gamma). cats: with the trained adapters
+    // (--cats-draft-adapter, --cats-verifier-adapter); cats-noadapter: the plain exit head;
+    // kangaroo: shallow draft + draft adapter, full-model verification.
+    kCats,
+    kCatsNoAdapter,
+    kKangaroo,
   };
   Kind kind = Kind::kAr;
   int param = 0;  // chain: gamma; opt-tree: node budget; bld: threshold in %; 0 = the default
@@ -97,6 +103,7 @@ struct BenchConfig {
   RetrievalConfig retrieval;
   std::string profile_path;
   bool per_category = false;
+  CatsConfig cats;  // cats, cats-noadapter (no adapters), kangaroo (no verifier adapter)
 };
 
 // The session's speculative configuration for a method.

@@ -15,6 +15,10 @@ void add(SummaryRow& row, const PromptRun& pr) {
   row.decode_seconds += s.decode_seconds;
   row.prefill_seconds += s.prefill_seconds;
   row.bytes_read += s.counters.stream.bytes_read;
+  row.decode_weight_bytes += s.decode_weight_bytes;
+  row.decode_stream_bytes += s.decode_stream_bytes;
+  row.spec.corrections += s.spec.corrections;
+  row.spec.accepted_corrections += s.spec.accepted_corrections;
   row.forward_passes += s.counters.forward_passes;
   row.peak_rss_bytes = std::max(row.peak_rss_bytes, s.peak_rss_bytes);
   row.spec.cycles += s.spec.cycles;

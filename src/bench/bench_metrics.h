@@ -26,6 +26,10 @@ struct SummaryRow {
   double decode_seconds = 0;
   double prefill_seconds = 0;
   uint64_t bytes_read = 0;  // prefill and decode
+  // Decoding only: weight bytes the target's passes read wherever the weights live (CATS's
+  // BPT numerator; a draft model's own reads are not in it) and bytes read from storage.
+  uint64_t decode_weight_bytes = 0;
+  uint64_t decode_stream_bytes = 0;
   uint64_t forward_passes = 0;
   uint64_t peak_rss_bytes = 0;  // max over the prompts
   SpecStats spec;               // summed
@@ -52,6 +56,13 @@ struct SummaryRow {
   std::optional<double> retained() const {
     if (spec.shadow_rows_kept == 0 || spec.accepted_draft_tokens == 0) return std::nullopt;
     return static_cast<double>(spec.shadow_accepted) / spec.accepted_draft_tokens;
+  }
+  // CATS's bytes per token (eq. 3/4): weight bytes read per generated token while decoding.
+  double decode_bpt() const {
+    return generated_tokens > 0 ? static_cast<double>(decode_weight_bytes) / generated_tokens : 0;
+  }
+  double decode_stream_bytes_per_token() const {
+    return generated_tokens > 0 ? static_cast<double>(decode_stream_bytes) / generated_tokens : 0;
   }
   double bytes_per_token() const {
     return generated_tokens > 0 ? static_cast<double>(bytes_read) / generated_tokens : 0;

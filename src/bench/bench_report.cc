@@ -26,7 +26,7 @@ std::string table(const std::vector<SummaryRow>& rows, bool by_category) {
   std::string out = by_category ? "| dataset | category " : "";
   out +=
       "| method | budget | prompts | tok/s | speedup | mean accepted | tree nodes | rows kept | retained | bytes "
-      "read/token | peak RSS | = AR | prefill ms |\n";
+      "read/token | BPT | peak RSS | = AR | prefill ms |\n";
   out += by_category ? "|---|---" : "";
   out += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const SummaryRow& r : rows) {
@@ -37,7 +37,8 @@ std::string table(const std::vector<SummaryRow>& rows, bool by_category) {
            fmt("%.2f", r.mean_accepted()) + " | " + (r.spec.cycles ? fmt("%.1f", r.tree_nodes()) : "-") + " | " +
            (r.rows_kept() ? fmt("%.0f%%", 100 * *r.rows_kept()) : "-") + " | " +
            (r.retained() ? fmt("%.0f%%", 100 * *r.retained()) : "-") + " | " +
-           format_bytes(static_cast<uint64_t>(r.bytes_per_token())) + " | " + format_bytes(r.peak_rss_bytes) + " | " +
+           format_bytes(static_cast<uint64_t>(r.bytes_per_token())) + " | " +
+           format_bytes(static_cast<uint64_t>(r.decode_bpt())) + " | " + format_bytes(r.peak_rss_bytes) + " | " +
            equal_cell(r) + " | " + fmt("%.1f", 1e3 * r.prefill_seconds / r.prompts) + " |\n";
   }
   return out;
@@ -80,6 +81,10 @@ OJson row_json(const SummaryRow& r) {
   j["mean_accepted"] = r.mean_accepted();
   j["bytes_read"] = r.bytes_read;
   j["bytes_read_per_token"] = r.bytes_per_token();
+  j["decode_weight_bytes"] = r.decode_weight_bytes;
+  j["decode_bpt"] = r.decode_bpt();
+  j["decode_stream_bytes"] = r.decode_stream_bytes;
+  j["decode_stream_bytes_per_token"] = r.decode_stream_bytes_per_token();
   j["forward_passes"] = r.forward_passes;
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   j["equal_to_ar"] = r.equal_to_ar;
@@ -96,7 +101,9 @@ OJson row_json(const SummaryRow& r) {
                {"max_tree_nodes", r.spec.max_tree_nodes},
                {"draft_seconds", r.spec.draft_seconds},
                {"verify_seconds", r.spec.verify_seconds},
-               {"verify_io_stall_seconds", r.spec.verify_io_stall_seconds}};
+               {"verify_io_stall_seconds", r.spec.verify_io_stall_seconds},
+               {"corrections", r.spec.corrections},
+               {"accepted_corrections", r.spec.accepted_corrections}};
   j["tree_nodes"] = r.tree_nodes();
   j["rows_kept"] = r.rows_kept() ? OJson(*r.rows_kept()) : OJson(nullptr);
   j["retained"] = r.retained() ? OJson(*r.retained()) : OJson(nullptr);

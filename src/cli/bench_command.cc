@@ -65,6 +65,11 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   c.prune.theta = session_flags.lever_theta;
   c.prune.predictor_path = session_flags.lever_predictor;
   c.profile_path = session_flags.latency_profile;
+  c.cats.ldm = session_flags.cats_ldm;
+  c.cats.lsv = session_flags.cats_lsv;
+  c.cats.extra_branches = session_flags.cats_branches;
+  c.cats.draft_adapter = session_flags.cats_draft_adapter;
+  c.cats.verifier_adapter = session_flags.cats_verifier_adapter;
   c.edgellm.alpha = session_flags.edgellm_alpha;
   c.edgellm.provisional = !session_flags.edgellm_no_provisional;
   c.retrieval.history_dir = session_flags.history_dir;

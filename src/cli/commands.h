@@ -11,5 +11,6 @@ int quantize_command(int argc, char** argv);
 int synth_command(int argc, char** argv);
 int profile_command(int argc, char** argv);
 int train_predictor_command(int argc, char** argv);
+int train_adapter_command(int argc, char** argv);
 int serve_command(int argc, char** argv);
 }  // namespace sf::cli

@@ -96,7 +96,7 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                n_threads, static_cast<unsigned long long>(seed), s.load_seconds, s.prompt_tokens,
                s.prefill_tokens_per_s(), s.prefill_seconds, s.reused_prompt_tokens, s.generated_tokens,
                s.decode_tokens_per_s(), s.decode_seconds, s.peak_rss_bytes / 1048576.0);
-  if (session.drafter()) {
+  if (session.speculative()) {
     const SpecStats& sp = s.spec;
     std::fprintf(
         stderr,
@@ -118,6 +118,10 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                    static_cast<unsigned long long>(sp.rows_pruned), static_cast<unsigned long long>(sp.rows_verified),
                    sp.rows_verified ? 100.0 * (sp.rows_verified - sp.rows_pruned) / sp.rows_verified : 100.0);
     std::fprintf(stderr, "\n");
+    if (const CatsCycle* cats = session.cats())
+      std::fprintf(stderr, "cats:             %s; %llu corrections, %llu cycles ended in a side branch\n",
+                   cats->options().cuts.describe().c_str(), static_cast<unsigned long long>(sp.corrections),
+                   static_cast<unsigned long long>(sp.accepted_corrections));
     if (session.options().spec.method == SpecConfig::Method::kEdgeLlm) {
       double alpha_first = -1, alpha_last = -1, alpha_min = 1, alpha_max = 0;
       for (const CycleStats& cs : s.cycles) {
@@ -139,6 +143,10 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                    sp.provisional_lent_seconds);
     }
   }
+  if (s.generated_tokens > 0)
+    std::fprintf(stderr, "bytes per token:  %s of weights read (BPT, decoding only), %s of it from storage\n",
+                 format_bytes(static_cast<uint64_t>(s.bytes_per_token())).c_str(),
+                 format_bytes(s.decode_stream_bytes / static_cast<uint64_t>(s.generated_tokens)).c_str());
   const ResidencyPlan& plan = session.plan();
   std::fprintf(stderr, "residency:        %s\n", plan.describe().c_str());
   const SessionCounters& c = s.counters;
@@ -165,7 +173,7 @@ std::string generation_stats_json(const GenerationStats& s, const Session& sessi
   const int n_threads = const_cast<Session&>(session).pool().size();
   const SessionCounters& c = s.counters;
   const LayerStreamer* st = session.streamer();
-  const bool spec = session.drafter() != nullptr;
+  const bool spec = session.speculative();
   const nlohmann::json j = {
       {"target_passes", spec ? s.spec.cycles : (s.generated_tokens > 0 ? s.generated_tokens : 0)},
       {"mean_accepted", s.mean_accepted()},
@@ -186,6 +194,11 @@ std::string generation_stats_json(const GenerationStats& s, const Session& sessi
       {"verify_seconds", s.spec.verify_seconds},
       {"bytes_read", c.stream.bytes_read},
       {"bytes_read_per_token", s.generated_tokens > 0 ? c.stream.bytes_read / s.generated_tokens : 0},
+      {"decode_weight_bytes", s.decode_weight_bytes},
+      {"decode_bpt", s.bytes_per_token()},
+      {"decode_stream_bytes", s.decode_stream_bytes},
+      {"corrections", s.spec.corrections},
+      {"accepted_corrections", s.spec.accepted_corrections},
       {"io_seconds", c.stream.io_seconds},
       {"compute_seconds", c.compute_seconds()},
       {"io_stall_seconds", c.stream.io_stall_seconds},

@@ -38,6 +38,8 @@ const Subcommand kSubcommands[] = {
     {"profile", sf::cli::profile_command, "measure verification latency per tree size (the profile LEVER uses)"},
     {"train-predictor", sf::cli::train_predictor_command,
      "train LEVER's early-exit pruning predictor for a target (--lever-predictor)"},
+    {"train-adapter", sf::cli::train_adapter_command,
+     "train a CATS draft or shallow-verifier adapter for a target (--cats-*-adapter)"},
 };
 
 void print_usage() {

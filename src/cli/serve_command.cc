@@ -95,8 +95,8 @@ int serve_command(int argc, char** argv) {
   std::fprintf(stderr,
                "specflash serve: model '%s', %d slot(s) of %d tokens, %s%s, memory footprint %s of budget %s\n"
                "listening on http://%s:%d\n",
-               model_id.c_str(), s.n_slots(), s.n_ctx(), s.drafter() ? "speculative " : "plain decoding",
-               s.drafter() ? SpecConfig::method_name(options->spec.method) : "",
+               model_id.c_str(), s.n_slots(), s.n_ctx(), s.speculative() ? "speculative " : "plain decoding",
+               s.speculative() ? SpecConfig::method_name(options->spec.method) : "",
                format_bytes(s.plan().footprint_bytes()).c_str(),
                s.plan().budget_bytes ? format_bytes(s.plan().budget_bytes).c_str() : "unlimited", http.host.c_str(),
                *port);

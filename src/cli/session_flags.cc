@@ -32,9 +32,10 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
                  "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
                  "lever (gain/cost trees + early-exit pruning), edgellm (confidence-paced trees, adaptive "
                  "verification, drafting during the target's I/O); coordgen (retrieval from the context, no draft "
-                 "model needed; with --draft a hybrid), pld and sam (retrieval baselines) (default: chain when "
-                 "--draft is given)")
-      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm", "coordgen", "pld", "sam"}));
+                 "model needed; with --draft a hybrid), pld and sam (retrieval baselines); cats or kangaroo draft "
+                 "with the target's own first layers, no --draft (default: chain when --draft is given)")
+      ->check(CLI::IsMember(
+          {"none", "chain", "tree", "opt-tree", "lever", "edgellm", "coordgen", "pld", "sam", "cats", "kangaroo"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
   app.add_option("--node-budget", node_budget, "opt-tree, coordgen, pld, sam: nodes per tree (default 16)");
@@ -46,6 +47,18 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--lever-predictor", lever_predictor,
                  "lever: trained exit predictor (specflash train-predictor); default: the logit lens");
   app.add_flag("--lever-no-prune", lever_no_prune, "lever: gain/cost trees without early-exit pruning");
+  app.add_option("--cats-ldm", cats_ldm,
+                 "cats/kangaroo: draft with layers 1..L_DM (default: about a tenth of the layers)");
+  app.add_option("--cats-lsv", cats_lsv,
+                 "cats: shallow verifier runs layers L_DM+1..L_SV (default: the layers the budget pins)");
+  app.add_option("--cats-branches", cats_branches,
+                 "cats/kangaroo: the draft's next-best tokens added as side branches per position (0..8, default 0)");
+  app.add_option("--cats-draft-adapter", cats_draft_adapter,
+                 "cats/kangaroo: draft adapter from `specflash train-adapter --role draft` (default: the plain exit "
+                 "head; its layer is the default --cats-ldm)");
+  app.add_option("--cats-verifier-adapter", cats_verifier_adapter,
+                 "cats: shallow-verifier adapter from `specflash train-adapter --role verifier` (its layer is the "
+                 "default --cats-lsv)");
   app.add_option("--edgellm-alpha", edgellm_alpha,
                  "edgellm: initial verification threshold on the tree's cumulative confidence (0..1, default 0.01; "
                  "it adapts after every verification)");
@@ -112,6 +125,8 @@ Result<SpecConfig> SessionFlags::spec_config() const {
              : spec == "opt-tree" ? M::kOptTree
              : spec == "lever"    ? M::kLever
              : spec == "edgellm"  ? M::kEdgeLlm
+             : spec == "cats"     ? M::kCats
+             : spec == "kangaroo" ? M::kKangaroo
                                   : M::kChain;
   if (spec == "coordgen") c.method = M::kCoordGen;
   if (spec == "pld") c.method = M::kPld;
@@ -122,7 +137,14 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   c.retrieval.history_task = history_task;
   c.retrieval.history_max_tokens = static_cast<uint64_t>(history_max_tokens);
   c.retrieval.history_clear = history_clear;
-  if (draft_path.empty() && spec != "none" && !SpecConfig::is_retrieval(c.method))
+  c.cats.ldm = cats_ldm;
+  c.cats.lsv = cats_lsv;
+  c.cats.extra_branches = cats_branches;
+  c.cats.draft_adapter = cats_draft_adapter;
+  c.cats.verifier_adapter = cats_verifier_adapter;
+  if (c.self_speculative() && !draft_path.empty())
+    return Status::Errorf("--spec %s drafts with the target's own layers; it takes no --draft", spec.c_str());
+  if (draft_path.empty() && spec != "none" && !c.self_speculative() && !SpecConfig::is_retrieval(c.method))
     return Status::Errorf("--spec %s needs a draft model (--draft DRAFT.gguf)", spec.c_str());
   c.draft_model_path = draft_path;
   c.draft_len = draft_len;

@@ -33,6 +33,11 @@ struct SessionFlags {
   float edgellm_alpha = 0.01f;
   bool edgellm_no_provisional = false;
   std::string latency_profile;
+  // CATS / Kangaroo self-speculation (no draft model).
+  int cats_ldm = -1;
+  int cats_lsv = -1;
+  int cats_branches = 0;
+  std::string cats_draft_adapter, cats_verifier_adapter;
 
   // The speculative settings these flags give (method from --spec; validated).
   Result<SpecConfig> spec_config() const;

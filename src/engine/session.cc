@@ -71,10 +71,12 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   const bool prune =
       spec.enabled() && spec.method == SpecConfig::Method::kLever && (spec.prune.enabled || spec.prune.shadow);
   int exit_layer = 0;
-  // Retrieval methods need no draft model; with one, coordgen merges both (hybrid).
-  if (spec.enabled() && spec.draft_model_path.empty() && SpecConfig::is_retrieval(spec.method))
-    SF_RETURN_IF_ERROR(validate_spec_config(spec));
-  if (spec.enabled() && (!spec.draft_model_path.empty() || !SpecConfig::is_retrieval(spec.method))) {
+  // Retrieval methods need no draft model; with one, coordgen merges both (hybrid). CATS
+  // and Kangaroo draft with the target's own layers.
+  const bool self_spec = spec.self_speculative();
+  const bool retrieval_only = spec.enabled() && spec.draft_model_path.empty() && SpecConfig::is_retrieval(spec.method);
+  if (self_spec || retrieval_only) SF_RETURN_IF_ERROR(validate_spec_config(spec));
+  if (spec.enabled() && !self_spec && !retrieval_only) {
     if (spec.draft_model_path.empty())
       return Status::Error("speculative decoding needs a draft model (--draft DRAFT.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(spec));
@@ -119,6 +121,22 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
 
   if (spec.enabled() && SpecConfig::is_retrieval(spec.method))
     SF_RETURN_IF_ERROR(s.add_retrieval_drafters(n_ctx, &draft_bytes));
+  // CATS adapters are resident (weights and one KV cache per slot) and count in the budget.
+  CatsConfig cats = spec.cats;
+  if (self_spec) {
+    const bool kangaroo = spec.method == SpecConfig::Method::kKangaroo;
+    if (!cats.draft_adapter.empty() && cats.ldm == -1) {
+      SF_ASSIGN_OR_RETURN(cats.ldm, adapter_file_layer(cats.draft_adapter));
+    }
+    if (!cats.verifier_adapter.empty() && kangaroo)
+      return Status::Error("kangaroo verifies with the full model: it takes no verifier adapter");
+    if (!cats.verifier_adapter.empty() && cats.lsv == -1) {
+      SF_ASSIGN_OR_RETURN(cats.lsv, adapter_file_layer(cats.verifier_adapter));
+    }
+    const int n_adapters = (cats.draft_adapter.empty() ? 0 : 1) + (cats.verifier_adapter.empty() ? 0 : 1);
+    draft_bytes += CatsAdapter::resident_bytes_for(AdapterLayout::for_model(*s.model_), n_ctx) *
+                   static_cast<uint64_t>(n_adapters * n_slots);
+  }
 
   if (prune) {
     std::unique_ptr<ExitScorer> scorer;
@@ -141,9 +159,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
                             static_cast<uint64_t>(hp.n_vocab) * sizeof(float)) *
                                static_cast<uint64_t>(n_slots) +
                            draft_bytes;
-  // Pruning scores the exit layer with the LM head mid-pass: it must be resident.
+  // Pruning scores the exit layer with the LM head mid-pass, and CATS drafts with it every
+  // draft pass: it must be resident.
   auto plan = plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers,
-                             /*require_head=*/prune);
+                             /*require_head=*/prune || self_spec);
   if (!plan.ok()) {
     if (n_slots > 1)
       return Status::Error(plan.status().message() +
@@ -168,6 +187,28 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     source = s.resident_source_.get();
   }
   for (Slot& slot : s.slots_) slot.target = std::make_unique<ModelRunner>(*s.model_, *source, s.pool_, n_ctx);
+  if (self_spec) {
+    SF_ASSIGN_OR_RETURN(const CatsBoundaries cuts,
+                        choose_cats_boundaries(hp.n_layer, s.plan_.n_resident_layers, cats.ldm, cats.lsv,
+                                               spec.method == SpecConfig::Method::kKangaroo));
+    SF_LOG_INFO("%s: %s", SpecConfig::method_name(spec.method), cuts.describe().c_str());
+    CatsCycleOptions co;
+    co.cuts = cuts;
+    co.gamma = spec.draft_len;
+    co.extra_branches = spec.cats.extra_branches;
+    for (Slot& slot : s.slots_) {
+      std::unique_ptr<CatsAdapter> dm, sv;
+      if (!cats.draft_adapter.empty()) {
+        SF_ASSIGN_OR_RETURN(
+            dm, CatsAdapter::load(cats.draft_adapter, *s.model_, AdapterRole::kDraft, cuts.ldm, n_ctx, s.pool_));
+      }
+      if (!cats.verifier_adapter.empty()) {
+        SF_ASSIGN_OR_RETURN(
+            sv, CatsAdapter::load(cats.verifier_adapter, *s.model_, AdapterRole::kVerifier, cuts.lsv, n_ctx, s.pool_));
+      }
+      slot.cats = std::make_unique<CatsCycle>(*slot.target, co, std::move(dm), std::move(sv));
+    }
+  }
   if (s.slots_[0].builder) SF_RETURN_IF_ERROR(s.seed_latency_profile());
   s.load_seconds_ = load_timer.elapsed();
   return session;
@@ -280,7 +321,7 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
   SF_ASSIGN_OR_RETURN(const SpecConfig call_spec, resolve_spec(spec));
   // A per-call builder when the call changes the method or the draft length.
   std::unique_ptr<TreeBuilder> call_builder;
-  if (spec.active()) call_builder = make_tree_builder(call_spec);
+  if (spec.active() && !slot.cats) call_builder = make_tree_builder(call_spec);
   if (call_builder && call_builder->latency_profile() && slot.builder->latency_profile())
     *call_builder->latency_profile() = *slot.builder->latency_profile();
   GenerationStats stats;
@@ -291,7 +332,9 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
     return Status::Errorf("the prompt has %zu tokens but the context holds %d (use --ctx-size)", prompt.size(),
                           target.n_ctx());
   const SessionCounters before = counters(slot_index);
-  if (call_spec.enabled()) {
+  if (call_spec.enabled() && slot.cats) {
+    SF_RETURN_IF_ERROR(decode_cats(slot, call_spec, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
+  } else if (call_spec.enabled()) {
     TreeBuilder& builder = call_builder ? *call_builder : *slot.builder;
     const TreePruner* pruner = call_spec.method == SpecConfig::Method::kLever ? pruner_.get() : nullptr;
     SF_RETURN_IF_ERROR(
@@ -314,14 +357,18 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
 
 Result<SpecConfig> Session::resolve_spec(const SpecOverride& spec) const {
   SpecConfig config = options_.spec;
-  if (!slots_[0].drafter) config.method = SpecConfig::Method::kNone;
+  const bool can_speculate = slots_[0].drafter || slots_[0].cats;
+  if (!can_speculate) config.method = SpecConfig::Method::kNone;
   if (spec.disable) {
     config.method = SpecConfig::Method::kNone;
     return config;
   }
   if (!spec.active()) return config;
-  if (!slots_[0].drafter)
+  if (!can_speculate)
     return Status::Error("speculative decoding was asked for, but the session has no draft model (--draft)");
+  if (slots_[0].cats && spec.method != SpecConfig::Method::kNone && spec.method != config.method)
+    return Status::Errorf("this session runs %s (self-speculation); it cannot switch method per call",
+                          SpecConfig::method_name(config.method));
   if (spec.method != SpecConfig::Method::kNone) {
     if (spec.method != config.method) config.tree_widths.clear();  // the session's widths are for its method
     config.method = spec.method;
@@ -358,6 +405,8 @@ Status Session::decode_plain(ModelRunner& target, const std::vector<int32_t>& pr
   stats->prefill_seconds = prefill_timer.elapsed();
 
   Stopwatch decode_timer;
+  const uint64_t weight_before = target.counters().weight_bytes;
+  const uint64_t stream_before = streamer_ ? streamer_->stats().bytes_read : 0;
   const int n_vocab = model_->hparams().n_vocab;
   for (int i = 0; i < n_predict; ++i) {
     const int32_t next = sampler.sample(logits.data(), n_vocab, history);
@@ -375,6 +424,8 @@ Status Session::decode_plain(ModelRunner& target, const std::vector<int32_t>& pr
   const std::string tail = decoder.flush();
   if (!tail.empty()) on_token(-1, tail);
   stats->decode_seconds = decode_timer.elapsed();
+  stats->decode_weight_bytes = target.counters().weight_bytes - weight_before;
+  stats->decode_stream_bytes = (streamer_ ? streamer_->stats().bytes_read : 0) - stream_before;
   return Status::Ok();
 }
 

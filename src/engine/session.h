@@ -26,6 +26,7 @@
 #include "base/thread_pool.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
+#include "spec/cats_cycle.h"
 #include "spec/compute_gate.h"
 #include "spec/draft_model_drafter.h"
 #include "spec/history_store.h"
@@ -90,6 +91,14 @@ struct GenerationStats {
   SessionCounters counters;        // for this generation only
   SpecStats spec;                  // zero for plain decoding
   std::vector<CycleStats> cycles;  // per speculative cycle (visited rows omitted)
+  // Decoding only (prefill excluded): weight bytes the passes read wherever they live
+  // (CATS's BPT numerator) and bytes read from storage.
+  uint64_t decode_weight_bytes = 0;
+  uint64_t decode_stream_bytes = 0;
+  // CATS bytes per token: weight bytes read per generated token while decoding.
+  double bytes_per_token() const {
+    return generated_tokens > 0 ? static_cast<double>(decode_weight_bytes) / generated_tokens : 0;
+  }
   // Tokens committed per target forward pass during decoding (bonus token included).
   double mean_accepted() const {
     return spec.cycles > 0 ? static_cast<double>(spec.accepted_draft_tokens + spec.cycles) / spec.cycles : 1.0;
@@ -114,6 +123,9 @@ class Session {
   int n_ctx() const { return slots_[0].target->n_ctx(); }
   int n_past() const { return slots_[0].target->n_past(); }
   const Drafter* drafter() const { return slots_[0].drafter.get(); }
+  // CATS / Kangaroo self-speculation (no draft model), or null.
+  const CatsCycle* cats() const { return slots_[0].cats.get(); }
+  bool speculative() const { return drafter() != nullptr || cats() != nullptr; }
   const TreeBuilder* tree_builder() const { return slots_[0].builder.get(); }
   TreeBuilder* tree_builder() { return slots_[0].builder.get(); }
   const TreePruner* tree_pruner() const { return pruner_.get(); }
@@ -171,6 +183,7 @@ class Session {
     std::unique_ptr<ModelRunner> target;
     std::unique_ptr<Drafter> drafter;
     std::unique_ptr<TreeBuilder> builder;
+    std::unique_ptr<CatsCycle> cats;  // self-speculation instead of drafter + builder
   };
   // Decoding loops after prefill; both fill stats and call on_token.
   // Truncates the target cache to the longest common prefix of its tokens and prompt[0, limit).
@@ -192,6 +205,11 @@ class Session {
                             const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,
                             bool ignore_eos, const std::function<bool(int32_t, const std::string&)>& on_token,
                             GenerationStats* stats);
+
+  // CATS / Kangaroo (cats_decode.cc): self-speculative cycles with the target's own layers.
+  Status decode_cats(Slot& slot, const SpecConfig& spec, const std::vector<int32_t>& prompt, int n_predict,
+                     const SamplingParams& sampling, bool ignore_eos,
+                     const std::function<bool(int32_t, const std::string&)>& on_token, GenerationStats* stats);
 
   SessionOptions options_;
   std::unique_ptr<Model> model_;

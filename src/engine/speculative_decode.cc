@@ -97,6 +97,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   int32_t pending = prompt.back();
 
   Stopwatch decode_timer;
+  const uint64_t weight_before = target.counters().weight_bytes;
+  const uint64_t stream_before = streamer_ ? streamer_->stats().bytes_read : 0;
   TokenTree tree, kept_tree;
   std::vector<int32_t> kept_to_node;  // node of `tree` for each node of kept_tree
   std::vector<float> row_buffer(static_cast<size_t>(n_vocab));
@@ -266,6 +268,9 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   const std::string tail = decoder.flush();
   if (!tail.empty()) on_token(-1, tail);
   stats->decode_seconds = decode_timer.elapsed();
+  // The draft model's own weight reads are not counted here (its runner is the drafter's).
+  stats->decode_weight_bytes = target.counters().weight_bytes - weight_before;
+  stats->decode_stream_bytes = (streamer_ ? streamer_->stats().bytes_read : 0) - stream_before;
   return drafter.end_sequence(history, prompt.size());
 }
 

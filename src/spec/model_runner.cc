@@ -77,6 +77,50 @@ Status ModelRunner::forward(const ForwardBatch& batch, const LayerTap* tap) {
   ++counters_.forward_passes;
   counters_.rows += static_cast<uint64_t>(n);
   counters_.forward_seconds += timer.elapsed();
+  for (int l = 0; l < hp.n_layer; ++l) counters_.weight_bytes += model_.weights().unit_bytes(l);
+  return Status::Ok();
+}
+
+Status ModelRunner::forward_layers(const ForwardBatch& batch, int begin, int end, const float* hidden_in) {
+  const ModelHParams& hp = model_.hparams();
+  const int64_t n = batch.size();
+  SF_CHECK(n > 0 && begin >= 0 && begin < end && end <= hp.n_layer, "layers [%d, %d) of %d", begin, end, hp.n_layer);
+  SF_CHECK(begin == 0 || hidden_in != nullptr, "a pass from layer %d needs its input hidden states", begin);
+  for (int32_t t : batch.tokens)
+    if (t < 0 || t >= hp.n_vocab)
+      return Status::Errorf("token id %d is outside the vocabulary (0..%d)", t, hp.n_vocab - 1);
+  Stopwatch timer;
+  last_pass_ = PassTiming{n, n, 0, 0, 0};
+  const size_t elems = static_cast<size_t>(n) * hp.n_embd;
+  // hidden_in may point into hidden_ (chained ranges): copy through a temporary only then.
+  if (begin == 0) {
+    hidden_.resize(elems);
+    transformer_.embed(model_.weights(), batch.tokens.data(), n, hidden_.data());
+  } else if (hidden_in >= hidden_.data() && hidden_in < hidden_.data() + hidden_.size()) {
+    std::vector<float> in(hidden_in, hidden_in + elems);
+    hidden_ = std::move(in);
+  } else {
+    hidden_.assign(hidden_in, hidden_in + elems);
+  }
+  hidden_rows_ = n;
+  row_index_.resize(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) row_index_[r] = r;
+  SF_RETURN_IF_ERROR(transformer_.run_layers(source_, model_.weights(), batch, begin, end, cache_, hidden_.data()));
+  last_pass_.before_tap_seconds = timer.elapsed();
+  if (end == hp.n_layer) ++counters_.forward_passes;
+  counters_.rows += static_cast<uint64_t>(n);
+  counters_.forward_seconds += timer.elapsed();
+  for (int l = begin; l < end; ++l) counters_.weight_bytes += model_.weights().unit_bytes(l);
+  return Status::Ok();
+}
+
+Status ModelRunner::head_logits(const float* hidden, int64_t n, float* out) {
+  SF_RETURN_IF_ERROR(begin_head());
+  Stopwatch timer;
+  transformer_.apply_head(*head_, model_.weights(), hidden, n, out);
+  counters_.head_rows += static_cast<uint64_t>(n);
+  counters_.forward_seconds += timer.elapsed();
+  end_head();
   return Status::Ok();
 }
 
@@ -112,6 +156,7 @@ Status ModelRunner::begin_head() {
   Stopwatch timer;
   SF_ASSIGN_OR_RETURN(head_, source_.acquire_output());
   counters_.forward_seconds += timer.elapsed();
+  counters_.weight_bytes += model_.weights().unit_bytes(model_.weights().head_unit());
   return Status::Ok();
 }
 

@@ -49,6 +49,9 @@ struct RunnerCounters {
   uint64_t rows = 0;
   uint64_t head_rows = 0;
   double forward_seconds = 0;
+  // Weight bytes the passes read (the units of every layer they ran, and the LM head once
+  // per head acquisition): what CATS's bytes-per-token counts, wherever the weights live.
+  uint64_t weight_bytes = 0;
 };
 
 class ModelRunner {
@@ -76,6 +79,21 @@ class ModelRunner {
     return row >= 0 && row < static_cast<int64_t>(row_index_.size()) && row_index_[row] >= 0;
   }
   const PassTiming& last_pass() const { return last_pass_; }
+
+  // A partial pass: layers [begin, end) over the batch, starting from hidden_in
+  // ([batch.size(), n_embd], the hidden states after layer `begin` of these rows), or from
+  // the token embeddings when begin == 0 (hidden_in may then be null). Writes the rows'
+  // K/V of those layers only; the output is hidden() and, when end == n_layer, the rows'
+  // logits as after forward(). Running [0, a) then [a, b) then [b, n_layer) over the same
+  // rows (or over other row groupings of one tree) is bit-identical to one full pass,
+  // because rows are computed independently. Counts as a forward pass only when end ==
+  // n_layer (its time and weight bytes always count).
+  Status forward_layers(const ForwardBatch& batch, int begin, int end, const float* hidden_in);
+  // Hidden states of the last pass's rows that ran every layer it ran: [rows, n_embd].
+  const float* hidden() const { return hidden_.data(); }
+  // Final norm + LM head over arbitrary hidden rows [n, n_embd] (the early-exit head):
+  // logits [n, n_vocab]. Acquires and releases the head itself.
+  Status head_logits(const float* hidden, int64_t n, float* out);
   // Convenience: forward a causal batch of tokens at n_past and commit all of them.
   Status forward_causal(const std::vector<int32_t>& tokens);
 

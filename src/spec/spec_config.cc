@@ -15,6 +15,10 @@ const char* SpecConfig::method_name(Method m) {
       return "opt-tree";
     case Method::kLever:
       return "lever";
+    case Method::kCats:
+      return "cats";
+    case Method::kKangaroo:
+      return "kangaroo";
     case Method::kEdgeLlm:
       return "edgellm";
     case Method::kCoordGen:
@@ -64,6 +68,10 @@ int64_t max_tree_size(const SpecConfig& c) {
     case SpecConfig::Method::kLever:
     case SpecConfig::Method::kEdgeLlm:
       return c.max_tree_nodes;
+    case SpecConfig::Method::kCats:  // the chain, a correction and the extra branches per position
+      return static_cast<int64_t>(c.draft_len) * (2 + c.cats.extra_branches);
+    case SpecConfig::Method::kKangaroo:
+      return c.draft_len;
     default:
       return tree_node_count(tree_widths(c));
   }
@@ -84,6 +92,8 @@ Status validate_spec_config(const SpecConfig& c) {
   if (!(c.prune.temperature > 0.0f)) return Status::Error("the pruning temperature must be positive");
   if (c.prune.root_keep < 1) return Status::Error("pruning must keep at least one child of the root");
   if (c.prune.shadow && c.prune.enabled) return Status::Error("shadow pruning measures retention without pruning");
+  if (c.cats.extra_branches < 0 || c.cats.extra_branches > 8)
+    return Status::Errorf("--cats-branches %d is out of range (0..8)", c.cats.extra_branches);
   if (!(c.edgellm.alpha > 0.0f && c.edgellm.alpha < 1.0f))
     return Status::Errorf("--edgellm-alpha %g is out of range: it is a confidence in (0, 1)",
                           static_cast<double>(c.edgellm.alpha));
@@ -99,7 +109,7 @@ Status validate_spec_config(const SpecConfig& c) {
     if (w < 1 || w > kMaxWidth) return Status::Errorf("--tree-widths: width %d is out of range (1..%d)", w, kMaxWidth);
   if (c.tree_widths.size() > static_cast<size_t>(kMaxDraftLen))
     return Status::Errorf("--tree-widths: depth %zu is over %d", c.tree_widths.size(), kMaxDraftLen);
-  const int64_t nodes = tree_node_count(tree_widths(c));
+  const int64_t nodes = c.self_speculative() ? max_tree_size(c) : tree_node_count(tree_widths(c));
   if (nodes > kMaxTreeNodes)
     return Status::Errorf("the draft tree would have %lld nodes (limit %lld); use fewer or narrower levels",
                           static_cast<long long>(nodes), static_cast<long long>(kMaxTreeNodes));

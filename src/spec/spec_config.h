@@ -23,6 +23,15 @@ struct PruneConfig {
   bool shadow = false;
 };
 
+// CATS self-speculation (cats_cycle.h): boundaries inside the target, and its adapters.
+struct CatsConfig {
+  int ldm = -1;                  // draft boundary L_DM (layers 1..L_DM draft); -1: from the budget
+  int lsv = -1;                  // shallow-verifier boundary L_SV; -1: the pinned layers
+  std::string draft_adapter;     // trained draft adapter (specflash train-adapter); "": plain exit head
+  std::string verifier_adapter;  // trained shallow-verifier adapter; "": plain exit head
+  int extra_branches = 0;        // draft's next-best tokens added as side branches at each position
+};
+
 // EdgeLLM (edgellm_tree_builder.h, provisional_generation.h). Each part can be switched off
 // for the paper's ablation (fig. 22); `bld` is a baseline built from the same parts.
 struct EdgeLlmConfig {
@@ -56,8 +65,9 @@ struct RetrievalConfig {
 
 struct SpecConfig {
   // kCoordGen, kPld and kSam draft by retrieval and need no draft model (with one,
-  // coordgen merges both into each tree).
-  enum class Method { kNone, kChain, kTree, kOptTree, kLever, kEdgeLlm, kCoordGen, kPld, kSam };
+  // coordgen merges both into each tree); kCats and kKangaroo draft with the target's own
+  // layers.
+  enum class Method { kNone, kChain, kTree, kOptTree, kLever, kEdgeLlm, kCoordGen, kPld, kSam, kCats, kKangaroo };
   Method method = Method::kNone;
   std::string draft_model_path;  // a GGUF with the target's vocabulary
   int draft_len = 4;             // chain: tokens per draft (gamma); tree: depth
@@ -71,8 +81,11 @@ struct SpecConfig {
   std::string profile_path;   // lever: a latency profile from `specflash profile` (else measured at start)
   int draft_threads = 0;      // 0: share the target's pool (edgellm with provisional drafting: one own thread)
   RetrievalConfig retrieval;  // coordgen, pld, sam
+  CatsConfig cats;            // cats, kangaroo (draft_len is their gamma)
 
   bool enabled() const { return method != Method::kNone; }
+  // Methods that draft with the target's own layers (no draft model).
+  bool self_speculative() const { return method == Method::kCats || method == Method::kKangaroo; }
   static const char* method_name(Method m);
   // Whether the method drafts by retrieval (and so needs no draft model).
   static bool is_retrieval(Method m) { return m == Method::kCoordGen || m == Method::kPld || m == Method::kSam; }
@@ -103,6 +116,9 @@ struct SpecStats {
   double draft_seconds = 0;
   double verify_seconds = 0;
   double verify_io_stall_seconds = 0;  // part of verify_seconds waiting for streamed weights
+  // CATS: shallow-verifier disagreements (correction branches) and accepted corrections.
+  uint64_t corrections = 0;
+  uint64_t accepted_corrections = 0;
   // EdgeLLM's provisional generation: draft tokens produced by the worker while the target
   // waited for weights, those the verification confirmed (kept: the bonus token and the
   // drafts below it, which start the next tree), the worker's draft time, and the time the

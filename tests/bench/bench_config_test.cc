@@ -150,6 +150,29 @@ TEST(BenchPlan, ContextMargin) {
   EXPECT_EQ(spec_context_margin(c), 11);
 }
 
+TEST(BenchCats, SelfSpeculativeMethodsNeedNoDraftModel) {
+  auto methods = parse_methods("cats:3,cats-noadapter,kangaroo:7");
+  ASSERT_TRUE(methods.ok()) << methods.status().message();
+  ASSERT_EQ(methods->size(), 3u);
+  EXPECT_EQ(method_name((*methods)[0]), "cats:3");
+  BenchConfig c = valid_config();
+  c.methods = {(*methods)[1], (*methods)[2]};
+  EXPECT_TRUE(validate(c).ok()) << "no --draft needed";
+  const SpecConfig k = spec_for(c, (*methods)[2]);
+  EXPECT_EQ(k.method, SpecConfig::Method::kKangaroo);
+  EXPECT_EQ(k.draft_len, 7);
+  EXPECT_TRUE(k.draft_model_path.empty());
+  c.methods = {(*methods)[0]};
+  expect_error(validate(c), "--cats-draft-adapter");
+  c.cats.draft_adapter = "dm.gguf";
+  c.cats.verifier_adapter = "sv.gguf";
+  EXPECT_TRUE(validate(c).ok());
+  EXPECT_EQ(spec_for(c, (*methods)[0]).cats.verifier_adapter, "sv.gguf");
+  EXPECT_TRUE(spec_for(c, (*methods)[1]).cats.draft_adapter.empty()) << "cats-noadapter drops the adapters";
+  EXPECT_TRUE(spec_for(c, (*methods)[2]).cats.verifier_adapter.empty()) << "kangaroo has no shallow verifier";
+  expect_error(parse_methods("lever:3").status(), "take a positive number");
+}
+
 }  // namespace
 }  // namespace sf::bench
 
