@@ -67,6 +67,9 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   c.profile_path = session_flags.latency_profile;
   c.edgellm.alpha = session_flags.edgellm_alpha;
   c.edgellm.provisional = !session_flags.edgellm_no_provisional;
+  c.mirror.exit_layer = session_flags.mirror_exit_layer;
+  c.mirror.kappa = session_flags.mirror_kappa;
+  c.draft_threads = session_flags.draft_threads;
   const std::string methods =
       !f.methods.empty() ? f.methods : (c.draft_model_path.empty() ? "ar,flash-ar" : "ar,flash-ar,chain,tree");
   SF_ASSIGN_OR_RETURN(c.methods, bench::parse_methods(methods));

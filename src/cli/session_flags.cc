@@ -31,8 +31,10 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--spec", spec,
                  "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
                  "lever (gain/cost trees + early-exit pruning) or edgellm (confidence-paced trees, adaptive "
-                 "verification, drafting during the target's I/O) (default: chain when --draft is given)")
-      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm"}));
+                 "verification, drafting during the target's I/O) or mirror (Mirror-SD: rollouts of the next window from the "
+                 "target's early-exit top-k, drafted in parallel with its later layers) (default: chain when --draft is "
+                 "given)")
+      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm", "mirror"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
   app.add_option("--node-budget", node_budget, "opt-tree: nodes per tree (default 16)");
@@ -49,6 +51,12 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
                  "it adapts after every verification)");
   app.add_flag("--edgellm-no-provisional", edgellm_no_provisional,
                "edgellm: do not draft while the target waits for streamed weights");
+  app.add_option("--mirror-exit-layer", mirror_exit_layer,
+                 "mirror: the token channel taps the target after this many layers (1..layers-1; default: half)");
+  app.add_option("--mirror-kappa", mirror_kappa, "mirror: candidate tokens rolled out per cycle (1..32, default 8)");
+  app.add_option("--draft-threads", draft_threads,
+                 "mirror: threads of the draft's own group (the target gets the rest; default: a quarter, >= 1)")
+      ->check(CLI::Range(0, 1024));
   app.add_option("--latency-profile", latency_profile,
                  "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
 
@@ -102,6 +110,7 @@ Result<SpecConfig> SessionFlags::spec_config() const {
              : spec == "opt-tree" ? M::kOptTree
              : spec == "lever"    ? M::kLever
              : spec == "edgellm"  ? M::kEdgeLlm
+             : spec == "mirror"   ? M::kMirror
                                   : M::kChain;
   if (draft_path.empty() && spec != "none")
     return Status::Errorf("--spec %s needs a draft model (--draft DRAFT.gguf)", spec.c_str());
@@ -126,6 +135,9 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   c.profile_path = latency_profile;
   c.edgellm.alpha = edgellm_alpha;
   c.edgellm.provisional = !edgellm_no_provisional;
+  c.mirror.exit_layer = mirror_exit_layer;
+  c.mirror.kappa = mirror_kappa;
+  c.draft_threads = draft_threads;
   SF_RETURN_IF_ERROR(validate_spec_config(c));
   return c;
 }
