@@ -57,6 +57,8 @@ void TokenChannel::compute(const float* hidden, int64_t n_rows, int k) {
     rms_norm(hidden + r * hp.n_embd, w.output_norm, hp.rms_eps, hp.n_embd, normed_.data() + r * hp.n_embd);
   matmul(w.output, normed_.data(), n_rows, hp.n_embd, logits_.data(), n_vocab, pool_, scratch_);
   top_.assign(static_cast<size_t>(n_rows), {});
+  log_z_.assign(static_cast<size_t>(n_rows), 0.0f);
+  n_vocab_ = n_vocab;
   std::vector<int32_t> ids(static_cast<size_t>(n_vocab));
   const int kk = static_cast<int>(std::min<int64_t>(k, n_vocab));
   for (int64_t r = 0; r < n_rows; ++r) {
@@ -68,41 +70,58 @@ void TokenChannel::compute(const float* hidden, int64_t n_rows, int k) {
     double sum = 0;
     for (int64_t i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(l[i] - max));
     const float log_z = max + static_cast<float>(std::log(sum));
+    log_z_[static_cast<size_t>(r)] = log_z;
     auto& top = top_[static_cast<size_t>(r)];
     for (int i = 0; i < kk; ++i) top.push_back({ids[static_cast<size_t>(i)], l[ids[static_cast<size_t>(i)]] - log_z});
   }
 }
 
-int32_t predict_anchor(const TokenTree& tree, const TokenChannel& channel, int kappa,
-                       std::vector<TokenProb>* candidates) {
-  int32_t node = TokenTree::kRoot;
-  while (true) {
-    const auto& top = channel.top(node + 1);
-    if (top.empty()) break;
-    const int32_t child = tree.find_child(node, top[0].id);
-    if (child < 0) break;
-    node = child;
+double TokenChannel::log_prob(int64_t row, int32_t token) const {
+  return static_cast<double>(logits_[static_cast<size_t>(row * n_vocab_ + token)] - log_z_[static_cast<size_t>(row)]);
+}
+
+std::vector<RolloutCandidate> choose_candidates(const TokenTree& tree, const TokenChannel& channel, int kappa) {
+  // log P(path to u accepted) for every node (index u + 1), parents first.
+  std::vector<double> path(static_cast<size_t>(tree.size()) + 1, 0.0);
+  for (int32_t n = 0; n < tree.size(); ++n)
+    path[static_cast<size_t>(n + 1)] =
+        path[static_cast<size_t>(tree.node(n).parent + 1)] + channel.log_prob(tree.node(n).parent + 1, tree.node(n).token);
+  std::vector<RolloutCandidate> all;
+  for (int32_t u = TokenTree::kRoot; u < tree.size(); ++u) {
+    int taken = 0;
+    for (const TokenProb& t : channel.top(u + 1)) {
+      if (taken >= kappa) break;
+      if (tree.find_child(u, t.id) >= 0) continue;
+      all.push_back({u, t.id, path[static_cast<size_t>(u + 1)] + t.p});
+      ++taken;
+    }
   }
-  candidates->clear();
-  for (const TokenProb& t : channel.top(node + 1)) {
-    if (static_cast<int>(candidates->size()) >= kappa) break;
-    if (tree.find_child(node, t.id) < 0) candidates->push_back(t);
-  }
-  return node;
+  const size_t k = std::min(all.size(), static_cast<size_t>(kappa));
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
+                    [](const RolloutCandidate& a, const RolloutCandidate& b) { return a.log_score > b.log_score; });
+  all.resize(k);
+  return all;
 }
 
 void run_rollouts(Drafter& drafter, const std::atomic<bool>& stop, RolloutJob* job) {
   Stopwatch timer;
   std::vector<int32_t> frontier = job->candidates;
-  // A leaf anchor (the whole tree predicted accepted) has no draft cells yet: it is
-  // drafted in the same pass, ahead of its children.
-  const bool need_anchor = job->anchor != TokenTree::kRoot && !drafter.drafted(job->anchor);
+  // Leaf anchors (paths predicted accepted to the end) have no draft cells yet: they are
+  // drafted in the first pass, ahead of their children.
+  std::vector<int32_t> leaf_anchors;
+  for (int32_t c : job->candidates) {
+    const int32_t a = job->tree.node(c).parent;
+    if (a != TokenTree::kRoot && !drafter.drafted(a) &&
+        std::find(leaf_anchors.begin(), leaf_anchors.end(), a) == leaf_anchors.end())
+      leaf_anchors.push_back(a);
+  }
+  std::sort(leaf_anchors.begin(), leaf_anchors.end());  // parents first
   std::vector<NodeDistribution> out;
   for (int depth = 0; depth < job->gamma && !frontier.empty(); ++depth) {
     if (stop.load(std::memory_order_acquire)) break;
     if (job->steps > 0 && job->time_box > 0 && timer.elapsed() + job->step_estimate > job->time_box) break;
     std::vector<int32_t> nodes;
-    if (job->steps == 0 && need_anchor) nodes.push_back(job->anchor);
+    if (job->steps == 0) nodes = leaf_anchors;
     nodes.insert(nodes.end(), frontier.begin(), frontier.end());
     Stopwatch step;
     job->status = drafter.draft(job->tree, nodes, &out);
@@ -130,16 +149,15 @@ int carry_rollout(Drafter& drafter, const RolloutJob& job, const std::vector<int
                   CarriedDrafts* carried, bool* committed) {
   *committed = false;
   const int32_t last = accepted.empty() ? TokenTree::kRoot : accepted.back();
-  if (last != job.anchor) return 0;
   int32_t hit = -1;
   for (int32_t c : job.candidates)
-    if (job.tree.node(c).token == bonus) hit = c;
+    if (job.tree.node(c).parent == last && job.tree.node(c).token == bonus) hit = c;
   if (hit < 0) return 0;
   // The candidate and the chain below it are EdgeLLM's "provisional chain" below the
   // anchor: the same carry applies (carry_provisional keeps the drafter's work on them).
   ProvisionalJob view;
   view.tree = job.tree;
-  view.anchor = job.anchor;
+  view.anchor = last;
   for (int32_t n = hit; n >= 0;) {
     view.chain.push_back(n);
     const auto& children = job.tree.children(n);
@@ -175,9 +193,8 @@ void MirrorSpeculation::begin(Drafter& drafter, const TokenTree& tree, const Sam
     for (int32_t n = TokenTree::kRoot; n < job_.tree.size(); ++n)
       widest = std::max(widest, static_cast<int>(job_.tree.children(n).size()));
     channel_.compute(hidden, static_cast<int64_t>(rows.size()), kappa_ + widest);
-    std::vector<TokenProb> candidates;
-    job_.anchor = predict_anchor(job_.tree, channel_, kappa_, &candidates);
-    for (const TokenProb& c : candidates) job_.candidates.push_back(job_.tree.add(c.id, job_.anchor, 0.0f));
+    for (const RolloutCandidate& c : choose_candidates(job_.tree, channel_, kappa_))
+      job_.candidates.push_back(job_.tree.add(c.token, c.anchor, 0.0f));
     if (job_.candidates.empty()) return Status::Ok();
     launched_ = true;
     launched_at_ = now_seconds();

@@ -2,19 +2,22 @@
 // parallel with the target's verification pass.
 //
 // At the early-exit layer l_e of the verification pass (a LayerTap), the token channel
-// takes the target's own top-kappa tokens and log-probabilities of every verified row from
-// the logit lens (final norm + LM head on the hidden state; the head is kept resident).
-// From them the anchor is predicted: the node where the accepted path is expected to end
-// (walk the draft tree while the exit-layer argmax equals a child). Its kappa candidates,
-// the channel's top tokens at that row except tokens already drafted there (a rejected
-// child is never the correction), are the roots of the hypothesis tree. A background
-// worker then drafts a branch-complete rollout below each candidate (a chain of gamma
-// tokens, the branches advanced together, one draft pass per depth) on the draft's own
-// threads while the target computes layers l_e+1..N and walks the tree.
+// takes the target's own top tokens and log-probabilities of every verified row from the
+// logit lens (final norm + LM head on the hidden state; the head is kept resident). From
+// them the roots of the hypothesis tree are chosen: for every node u of the draft tree
+// (the root included) and every channel token v at u's row that is not already a child of
+// u (a rejected child is never the correction), the channel's estimate that the accepted
+// path ends at u with correction v is
+//   P(u, v) = prod over the path to u of p_le(child | parent row) * p_le(v | u's row);
+// the kappa best (u, v) pairs are the candidates. A background worker drafts a
+// branch-complete rollout below each candidate (a chain of gamma tokens; the branches
+// advance together, one draft pass per depth) on the draft's own threads while the target
+// computes layers l_e+1..N and walks the tree.
 //
-// Reuse rule: when the accepted path ends at the anchor and the correction (bonus token) is
-// a candidate, the corrected prefix lies on the hypothesis tree; the drafter keeps its work
-// on that candidate's rollout (Drafter::commit_carry) and the next window starts from it
+// Reuse rule (paper 3.1): when the corrected prefix (the accepted path plus the bonus
+// token) is a path of the hypothesis tree, i.e. the accepted path ends at some candidate's
+// anchor u and the bonus token is that candidate, the drafter keeps its work on the
+// candidate's rollout (Drafter::commit_carry) and the next window starts from it
 // (CarriedDrafts). Otherwise the next window is drafted afresh: a fallback.
 //
 // Time box: the worker does not start a rollout step that its measured step time says
@@ -72,6 +75,8 @@ class TokenChannel {
   int64_t rows() const { return static_cast<int64_t>(top_.size()); }
   // Row r's top tokens by descending log-probability (TokenProb::p holds the log-prob).
   const std::vector<TokenProb>& top(int64_t row) const { return top_[static_cast<size_t>(row)]; }
+  // Any token's log-probability at row r.
+  double log_prob(int64_t row, int32_t token) const;
 
  private:
   const Model& model_;
@@ -79,25 +84,29 @@ class TokenChannel {
   MatmulScratch scratch_;
   std::vector<float> normed_, logits_;
   std::vector<std::vector<TokenProb>> top_;
+  std::vector<float> log_z_;
+  int64_t n_vocab_ = 0;
 };
 
-// The predicted end of the accepted path (row r = node r - 1; row 0 = the root) and up to
-// kappa candidates for the correction there: the channel's top tokens at the anchor's row
-// that are not already children of the anchor.
-int32_t predict_anchor(const TokenTree& tree, const TokenChannel& channel, int kappa,
-                       std::vector<TokenProb>* candidates);
+// The hypothesis tree's roots: up to kappa (anchor node, token) pairs by descending
+// channel estimate P(u, v) (see above); anchors are nodes of `tree` or kRoot.
+struct RolloutCandidate {
+  int32_t anchor = TokenTree::kRoot;
+  int32_t token = 0;
+  double log_score = 0;
+};
+std::vector<RolloutCandidate> choose_candidates(const TokenTree& tree, const TokenChannel& channel, int kappa);
 
 struct RolloutJob {
   TokenTree tree;  // in: the tree under verification; out: with the candidates and their chains
-  int32_t anchor = TokenTree::kRoot;
-  std::vector<int32_t> candidates;  // nodes of `tree` (children of the anchor)
+  std::vector<int32_t> candidates;  // nodes of `tree` (children of their anchors)
   int gamma = 4;                    // rollout depth below each candidate
   bool greedy = true;
   uint64_t seed = 0;            // keyed_draw's seed
   int64_t root_position = 0;    // sequence position of the tree's root
   double time_box = 0;          // seconds after the start by which a step must end (<= 0: none)
   double step_estimate = 0;     // measured seconds per rollout step
-  // Out: drafted nodes (the anchor when it was a leaf, the candidates, chain nodes) with
+  // Out: drafted nodes (leaf anchors, the candidates, chain nodes) with
   // their distributions, tokens added below candidates, steps, drafting time, status.
   std::vector<int32_t> drafted;
   std::vector<NodeDistribution> dists;
