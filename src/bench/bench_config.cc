@@ -71,8 +71,9 @@ const char* kind_name(BenchMethod::Kind k) {
 Result<BenchMethod> parse_mirror_params(std::string_view item, std::string_view param) {
   BenchMethod m{BenchMethod::Kind::kMirror, 0};
   const auto bad = [&] {
-    return Status::Error("method '" + std::string(item) +
-                         "': mirror takes mirror:KAPPA, mirror:KAPPA@LAYER or mirror:KAPPA@PERCENT% (e.g. mirror:8@50%)");
+    return Status::Error(
+        "method '" + std::string(item) +
+        "': mirror takes mirror:KAPPA, mirror:KAPPA@LAYER or mirror:KAPPA@PERCENT% (e.g. mirror:8@50%)");
   };
   const auto number = [](std::string_view text, int* out) {
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);

@@ -54,7 +54,8 @@ std::string mirror_table(const std::vector<SummaryRow>& rows) {
       out =
           "\nMirror-SD (per cycle with rollouts; T = T_fresh + T_prefix + T_channel + max(T_suffix, T_draft), "
           "measured = draft + verify wall time):\n\n"
-          "| method | budget | cycles | fallback freq | rollout tokens/cycle | kept/cycle | T_prefix ms | T_channel ms | "
+          "| method | budget | cycles | fallback freq | rollout tokens/cycle | kept/cycle | T_prefix ms | T_channel ms "
+          "| "
           "T_suffix ms | T_draft ms | T ms | measured ms |\n"
           "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
     const double n = static_cast<double>(sp.cycles);

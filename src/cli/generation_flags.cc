@@ -83,8 +83,8 @@ nlohmann::json cycles_json(const std::vector<CycleStats>& cycles) {
       o["channel_seconds"] = c.channel_seconds;
       o["suffix_seconds"] = c.suffix_seconds;
       o["rollout_seconds"] = c.rollout_seconds;
-      o["model_seconds"] = c.draft_seconds + c.prefix_seconds + c.channel_seconds +
-                           std::max(c.suffix_seconds, c.rollout_seconds);
+      o["model_seconds"] =
+          c.draft_seconds + c.prefix_seconds + c.channel_seconds + std::max(c.suffix_seconds, c.rollout_seconds);
       o["rollout_tokens"] = c.rollout_tokens;
       o["rollout_kept"] = c.rollout_kept;
       o["mirror"] = c.mirror_outcome == 1 ? "reused" : "fallback";
@@ -160,9 +160,10 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                  "rollouts: %llu reused, %llu fell back (%.0f%%); %llu rollout tokens, %llu kept\n"
                  "mirror latency:   per cycle T_prefix %.2f ms + channel %.2f ms + max(T_suffix %.2f, T_draft %.2f) "
                  "ms + fresh draft %.2f ms = T %.2f ms; measured %.2f ms\n",
-                 m->exit_layer(), m->kappa(), n_threads, session.options().spec.draft_threads > 0
-                                                             ? session.options().spec.draft_threads
-                                                             : mirror_placement(session.options().n_threads, 0).draft_threads,
+                 m->exit_layer(), m->kappa(), n_threads,
+                 session.options().spec.draft_threads > 0
+                     ? session.options().spec.draft_threads
+                     : mirror_placement(session.options().n_threads, 0).draft_threads,
                  static_cast<unsigned long long>(sp.mirror_cycles), static_cast<unsigned long long>(sp.mirror_reused),
                  static_cast<unsigned long long>(sp.mirror_fallbacks),
                  sp.mirror_cycles ? 100.0 * sp.mirror_fallbacks / sp.mirror_cycles : 0.0,

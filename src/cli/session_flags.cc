@@ -28,12 +28,13 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--io-backend", io_backend, "streaming reads: auto, io_uring or pread")
       ->check(CLI::IsMember({"auto", "io_uring", "pread"}));
   app.add_option("--draft", draft_path, "draft model for speculative decoding (same vocabulary as the target)");
-  app.add_option("--spec", spec,
-                 "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
-                 "lever (gain/cost trees + early-exit pruning) or edgellm (confidence-paced trees, adaptive "
-                 "verification, drafting during the target's I/O) or mirror (Mirror-SD: rollouts of the next window from the "
-                 "target's early-exit top-k, drafted in parallel with its later layers) (default: chain when --draft is "
-                 "given)")
+  app.add_option(
+         "--spec", spec,
+         "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
+         "lever (gain/cost trees + early-exit pruning) or edgellm (confidence-paced trees, adaptive "
+         "verification, drafting during the target's I/O) or mirror (Mirror-SD: rollouts of the next window from the "
+         "target's early-exit top-k, drafted in parallel with its later layers) (default: chain when --draft is "
+         "given)")
       ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm", "mirror"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");

@@ -161,8 +161,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
                                     : nullptr;
     MirrorCycleGuard mirror_guard(mirror);
     if (mirror) mirror->begin(drafter, tree, sampling, n_past);
-    SF_RETURN_IF_ERROR(target.forward(make_tree_batch(tree, pending, n_past),
-                                      tap.fn ? &tap : (mirror ? mirror->tap() : nullptr)));
+    SF_RETURN_IF_ERROR(
+        target.forward(make_tree_batch(tree, pending, n_past), tap.fn ? &tap : (mirror ? mirror->tap() : nullptr)));
     // The verifier walks the tree of rows that ran every layer.
     // (Shadow pruning decides but verifies the whole tree, to measure what pruning keeps.)
     const bool pruned = tap.fn && !pruner->config().shadow && decision.kept < tree.size();
@@ -197,8 +197,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
       stats->spec.provisional_lent_seconds += lent;
     }
     if (mirror) {
-      SF_RETURN_IF_ERROR(mirror->finish(drafter, target.last_pass(), accepted, result.bonus, &carried,
-                                        &drafter_committed, &cycle));
+      SF_RETURN_IF_ERROR(
+          mirror->finish(drafter, target.last_pass(), accepted, result.bonus, &carried, &drafter_committed, &cycle));
       have_carried = drafter_committed;
     }
     if (!drafter_committed)

@@ -84,8 +84,8 @@ std::vector<RolloutCandidate> choose_candidates(const TokenTree& tree, const Tok
   // log P(path to u accepted) for every node (index u + 1), parents first.
   std::vector<double> path(static_cast<size_t>(tree.size()) + 1, 0.0);
   for (int32_t n = 0; n < tree.size(); ++n)
-    path[static_cast<size_t>(n + 1)] =
-        path[static_cast<size_t>(tree.node(n).parent + 1)] + channel.log_prob(tree.node(n).parent + 1, tree.node(n).token);
+    path[static_cast<size_t>(n + 1)] = path[static_cast<size_t>(tree.node(n).parent + 1)] +
+                                       channel.log_prob(tree.node(n).parent + 1, tree.node(n).token);
   std::vector<RolloutCandidate> all;
   for (int32_t u = TokenTree::kRoot; u < tree.size(); ++u) {
     int taken = 0;

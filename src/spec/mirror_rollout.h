@@ -98,14 +98,14 @@ struct RolloutCandidate {
 std::vector<RolloutCandidate> choose_candidates(const TokenTree& tree, const TokenChannel& channel, int kappa);
 
 struct RolloutJob {
-  TokenTree tree;  // in: the tree under verification; out: with the candidates and their chains
+  TokenTree tree;                   // in: the tree under verification; out: with the candidates and their chains
   std::vector<int32_t> candidates;  // nodes of `tree` (children of their anchors)
   int gamma = 4;                    // rollout depth below each candidate
   bool greedy = true;
-  uint64_t seed = 0;            // keyed_draw's seed
-  int64_t root_position = 0;    // sequence position of the tree's root
-  double time_box = 0;          // seconds after the start by which a step must end (<= 0: none)
-  double step_estimate = 0;     // measured seconds per rollout step
+  uint64_t seed = 0;          // keyed_draw's seed
+  int64_t root_position = 0;  // sequence position of the tree's root
+  double time_box = 0;        // seconds after the start by which a step must end (<= 0: none)
+  double step_estimate = 0;   // measured seconds per rollout step
   // Out: drafted nodes (leaf anchors, the candidates, chain nodes) with
   // their distributions, tokens added below candidates, steps, drafting time, status.
   std::vector<int32_t> drafted;

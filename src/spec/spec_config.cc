@@ -31,7 +31,8 @@ constexpr int64_t kMaxTreeNodes = 1024;
 }  // namespace
 
 std::vector<int> tree_widths(const SpecConfig& config) {
-  if (config.method == SpecConfig::Method::kChain || config.method == SpecConfig::Method::kMirror) return std::vector<int>(config.draft_len, 1);
+  if (config.method == SpecConfig::Method::kChain || config.method == SpecConfig::Method::kMirror)
+    return std::vector<int>(config.draft_len, 1);
   if (!config.tree_widths.empty()) return config.tree_widths;
   std::vector<int> w(config.draft_len, 2);
   if (!w.empty()) w.back() = 1;

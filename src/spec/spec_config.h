@@ -48,9 +48,9 @@ struct EdgeLlmConfig {
 // target's top-kappa tokens (logit lens) seed rollouts of the next window, drafted on the
 // draft's own threads while the target computes its remaining layers.
 struct MirrorConfig {
-  int exit_layer = -1;          // layers run before the token channel; -1: exit_percent of the depth
-  int exit_percent = 50;        // used when exit_layer < 0 (the paper's default l_e = N/2)
-  int kappa = 8;                // candidates per rollout anchor (the paper's default)
+  int exit_layer = -1;    // layers run before the token channel; -1: exit_percent of the depth
+  int exit_percent = 50;  // used when exit_layer < 0 (the paper's default l_e = N/2)
+  int kappa = 8;          // candidates per rollout anchor (the paper's default)
 };
 
 struct SpecConfig {

@@ -126,7 +126,8 @@ TEST_P(MirrorGreedy, EqualsVanillaSdCycleForCycleAndReusesRollouts) {
   EXPECT_GT(carried_cycles, 0u) << "reused rollouts start the next window";
 }
 
-INSTANTIATE_TEST_SUITE_P(Budgets, MirrorGreedy, kBudgets, [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Budgets, MirrorGreedy, kBudgets,
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // Chi-square homogeneity of two samples over the same categories (pooling sparse ones).
 double two_sample_p_value(const std::vector<double>& a, const std::vector<double>& b) {
