@@ -26,4 +26,11 @@ $sf run -m models/stories260K.gguf --draft models/stories260K-draft.gguf --spec 
 $sf bench -m "$models_dir/llama1b-q4_0.gguf" --draft "$models_dir/draft-small-q4_0.gguf" --draft-len 4 \
   --dataset spec_bench:2 -n 8 --ignore-eos --methods "$methods" --budgets 0%,50% \
   --json $out/llama1b.json >$out/llama1b.md
+
+# Control for the thread split: Mirror-SD's target runs on total - draft threads (1 of 2
+# here), vanilla SD's on all of them. With --threads 1 vanilla's target also gets one
+# thread (Mirror-SD's draft keeps its own one), so the target sides match.
+$sf bench -m models/stories260K.gguf --draft models/stories260K-draft.gguf --draft-len 4 --threads 1 \
+  --dataset tinystories:16 -n 64 --ignore-eos --methods "flash-ar,chain:4,mirror:8@50%,mirror:8@75%" \
+  --budgets 0%,50% --json $out/stories-threads1.json >$out/stories-threads1.md
 echo "wrote $out"
