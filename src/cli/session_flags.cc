@@ -56,7 +56,8 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
                  "mirror: the token channel taps the target after this many layers (1..layers-1; default: half)");
   app.add_option("--mirror-kappa", mirror_kappa, "mirror: candidate tokens rolled out per cycle (1..32, default 8)");
   app.add_option("--draft-threads", draft_threads,
-                 "mirror: threads of the draft's own group (the target gets the rest; default: a quarter, >= 1)")
+                 "mirror, edgellm: threads of the draft's own group (mirror: the target gets the rest; default: a "
+                 "quarter of the cores, >= 1; edgellm: default all)")
       ->check(CLI::Range(0, 1024));
   app.add_option("--latency-profile", latency_profile,
                  "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
