@@ -85,8 +85,39 @@ const char* kind_name(BenchMethod::Kind k) {
       return "pld";
     case K::kSam:
       return "sam";
+    case K::kMirror:
+      return "mirror";
   }
   return "?";
+}
+
+// "K", "K@L", "K@P%", "@L" or "@P%" after "mirror:" (kappa, exit layer or depth percent).
+Result<BenchMethod> parse_mirror_params(std::string_view item, std::string_view param) {
+  BenchMethod m{BenchMethod::Kind::kMirror, 0};
+  const auto bad = [&] {
+    return Status::Error(
+        "method '" + std::string(item) +
+        "': mirror takes mirror:KAPPA, mirror:KAPPA@LAYER or mirror:KAPPA@PERCENT% (e.g. mirror:8@50%)");
+  };
+  const auto number = [](std::string_view text, int* out) {
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+    return !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
+  };
+  std::string_view kappa = param, exit;
+  if (const size_t at = param.find('@'); at != std::string_view::npos) {
+    kappa = param.substr(0, at);
+    exit = param.substr(at + 1);
+    if (exit.empty()) return bad();
+  }
+  if (!kappa.empty() && (!number(kappa, &m.param) || m.param < 1 || m.param > 32)) return bad();
+  if (!exit.empty()) {
+    const bool percent = exit.back() == '%';
+    if (percent) exit.remove_suffix(1);
+    int v = 0;
+    if (!number(exit, &v) || v < 1 || (percent && v > 99)) return bad();
+    m.param2 = percent ? -v : v;
+  }
+  return m;
 }
 
 }  // namespace
@@ -162,6 +193,17 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       if (m.param > 0) spec.node_budget = m.param;
       spec.draft_model_path.clear();
       break;
+    case K::kMirror:
+      spec.method = SpecConfig::Method::kMirror;
+      spec.mirror = c.mirror;
+      spec.draft_threads = c.draft_threads;
+      if (m.param > 0) spec.mirror.kappa = m.param;
+      if (m.param2 > 0) spec.mirror.exit_layer = m.param2;
+      if (m.param2 < 0) {
+        spec.mirror.exit_layer = -1;
+        spec.mirror.exit_percent = -m.param2;
+      }
+      break;
     default:
       spec.method = SpecConfig::Method::kNone;
   }
@@ -171,6 +213,10 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
 std::string method_name(BenchMethod m) {
   std::string name = kind_name(m.kind);
   if (m.param > 0) name += ":" + std::to_string(m.param);
+  if (m.param2 != 0) {
+    if (m.param == 0) name += ":";
+    name += "@" + (m.param2 > 0 ? std::to_string(m.param2) : std::to_string(-m.param2) + "%");
+  }
   return name;
 }
 
@@ -191,7 +237,8 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
                            K::kBld,
                            K::kCats,
                            K::kCatsNoAdapter,
-                           K::kKangaroo};
+                           K::kKangaroo,
+                           K::kMirror};
   static const K kRetrieval[] = {K::kCoordGen, K::kCoordGenNoCalib, K::kCoordGenNoReuse, K::kCoordGenHybrid, K::kPld,
                                  K::kSam};
   std::vector<BenchMethod> methods;
@@ -213,8 +260,12 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
           "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, bld[:percent], cats[:gamma], "
           "cats-noadapter[:gamma], kangaroo[:gamma], coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, "
-          "coordgen-hybrid, pld[:nodes], sam[:nodes])");
+          "coordgen-hybrid, pld[:nodes], sam[:nodes], mirror[:kappa][@layer|@percent%])");
     BenchMethod m{*found, 0};
+    if (m.kind == K::kMirror) {
+      SF_ASSIGN_OR_RETURN(m, parse_mirror_params(item, param));
+      param = {};
+    }
     if (!param.empty()) {
       const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);
       if (ec != std::errc() || ptr != param.data() + param.size() || m.param < 1 ||

@@ -48,12 +48,16 @@ struct BenchMethod {
     kCats,
     kCatsNoAdapter,
     kKangaroo,
+    kMirror,  // Mirror-SD: rollouts from the early-exit top-kappa beside the target's pass
   };
   Kind kind = Kind::kAr;
-  int param = 0;  // chain: gamma; opt-tree: node budget; bld: threshold in %; 0 = the default
+  int param = 0;  // chain: gamma; opt-tree: node budget; bld: threshold in %; mirror: kappa; 0 = the default
+  // mirror: the exit layer (> 0) or minus a percentage of the depth (< 0); 0 = the default.
+  // "mirror:8@11" is kappa 8 at layer 11, "mirror:4@25%" kappa 4 at a quarter of the depth.
+  int param2 = 0;
 
   static const BenchMethod kAr, kFlashAr, kChain, kTree, kOptTree, kLever, kLeverNoPrune, kLeverShadow;
-  bool operator==(const BenchMethod& o) const { return kind == o.kind && param == o.param; }
+  bool operator==(const BenchMethod& o) const { return kind == o.kind && param == o.param && param2 == o.param2; }
   bool speculative() const { return kind != Kind::kAr && kind != Kind::kFlashAr; }
 };
 inline constexpr BenchMethod BenchMethod::kAr{BenchMethod::Kind::kAr, 0};
@@ -101,6 +105,8 @@ struct BenchConfig {
   EdgeLlmConfig edgellm;    // edgellm (the ablations switch parts off)
   // coordgen methods: the history store's settings (the method sets the rest).
   RetrievalConfig retrieval;
+  MirrorConfig mirror;    // mirror (the method's kappa and exit override these)
+  int draft_threads = 0;  // mirror: the draft's thread group (0: a quarter of the cores)
   std::string profile_path;
   bool per_category = false;
   CatsConfig cats;  // cats, cats-noadapter (no adapters), kangaroo (no verifier adapter)

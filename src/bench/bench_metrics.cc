@@ -34,6 +34,16 @@ void add(SummaryRow& row, const PromptRun& pr) {
   row.spec.head_rows_saved += s.spec.head_rows_saved;
   row.spec.draft_seconds += s.spec.draft_seconds;
   row.spec.verify_seconds += s.spec.verify_seconds;
+  row.spec.mirror_cycles += s.spec.mirror_cycles;
+  row.spec.mirror_reused += s.spec.mirror_reused;
+  row.spec.mirror_fallbacks += s.spec.mirror_fallbacks;
+  row.spec.rollout_tokens += s.spec.rollout_tokens;
+  row.spec.rollout_kept += s.spec.rollout_kept;
+  row.spec.prefix_seconds += s.spec.prefix_seconds;
+  row.spec.channel_seconds += s.spec.channel_seconds;
+  row.spec.suffix_seconds += s.spec.suffix_seconds;
+  row.spec.rollout_seconds += s.spec.rollout_seconds;
+  row.spec.model_seconds += s.spec.model_seconds;
   if (pr.equal_to_ar) {
     ++row.compared_to_ar;
     row.equal_to_ar += *pr.equal_to_ar ? 1 : 0;

@@ -44,6 +44,33 @@ std::string table(const std::vector<SummaryRow>& rows, bool by_category) {
   return out;
 }
 
+// Mirror-SD rows: fallback frequency (FF, paper appendix E) and the latency terms of
+// eq. 10 per cycle, next to the measured cycle time (draft + verify).
+std::string mirror_table(const std::vector<SummaryRow>& rows) {
+  std::string out;
+  for (const SummaryRow& r : rows) {
+    const SpecStats& sp = r.spec;
+    if (r.prompts == 0 || sp.mirror_cycles == 0) continue;
+    if (out.empty())
+      out =
+          "\nMirror-SD (per cycle with rollouts; T = T_fresh + T_prefix + T_channel + max(T_suffix, T_draft), "
+          "measured = draft + verify wall time):\n\n"
+          "| method | budget | cycles | fallback freq | rollout tokens/cycle | kept/cycle | T_prefix ms | T_channel ms "
+          "| "
+          "T_suffix ms | T_draft ms | T ms | measured ms |\n"
+          "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+    const double n = static_cast<double>(sp.cycles);
+    const double m = static_cast<double>(sp.mirror_cycles);
+    out += "| " + r.method + " | " + r.budget + " | " + std::to_string(sp.mirror_cycles) + " | " +
+           fmt("%.3f", sp.mirror_fallbacks / m) + " | " + fmt("%.1f", sp.rollout_tokens / m) + " | " +
+           fmt("%.2f", sp.rollout_kept / m) + " | " + fmt("%.2f", 1e3 * sp.prefix_seconds / n) + " | " +
+           fmt("%.2f", 1e3 * sp.channel_seconds / n) + " | " + fmt("%.2f", 1e3 * sp.suffix_seconds / n) + " | " +
+           fmt("%.2f", 1e3 * sp.rollout_seconds / n) + " | " + fmt("%.2f", 1e3 * sp.model_seconds / n) + " | " +
+           fmt("%.2f", 1e3 * (sp.draft_seconds + sp.verify_seconds) / n) + " |\n";
+  }
+  return out;
+}
+
 // "io_uring, O_DIRECT" from the first run that streams; the rate is labelled EMULATED
 // whenever it is not the device's own.
 std::string storage_line(const ReportContext& context, const BenchResult& result) {
@@ -104,6 +131,18 @@ OJson row_json(const SummaryRow& r) {
                {"verify_io_stall_seconds", r.spec.verify_io_stall_seconds},
                {"corrections", r.spec.corrections},
                {"accepted_corrections", r.spec.accepted_corrections}};
+  if (r.spec.mirror_cycles > 0)
+    j["mirror"] = {{"cycles_with_rollouts", r.spec.mirror_cycles},
+                   {"reused", r.spec.mirror_reused},
+                   {"fallbacks", r.spec.mirror_fallbacks},
+                   {"fallback_frequency", static_cast<double>(r.spec.mirror_fallbacks) / r.spec.mirror_cycles},
+                   {"rollout_tokens", r.spec.rollout_tokens},
+                   {"rollout_kept", r.spec.rollout_kept},
+                   {"prefix_seconds", r.spec.prefix_seconds},
+                   {"channel_seconds", r.spec.channel_seconds},
+                   {"suffix_seconds", r.spec.suffix_seconds},
+                   {"rollout_seconds", r.spec.rollout_seconds},
+                   {"model_seconds", r.spec.model_seconds}};
   j["tree_nodes"] = r.tree_nodes();
   j["rows_kept"] = r.rows_kept() ? OJson(*r.rows_kept()) : OJson(nullptr);
   j["retained"] = r.retained() ? OJson(*r.retained()) : OJson(nullptr);
@@ -182,6 +221,7 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
   out += "- storage: " + storage_line(context, result) + "\n";
   out += "- date: " + context.date + "\n\n";
   out += table(rows, false);
+  out += mirror_table(rows);
   if (config.per_category) out += "\n" + table(category_rows, true);
   out +=
       "\ntok/s: decode tokens / decode time, summed over prompts (the first token, from prefill, is not counted). "

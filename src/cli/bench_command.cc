@@ -76,6 +76,9 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   c.retrieval.history_task = session_flags.history_task;
   c.retrieval.history_max_tokens = static_cast<uint64_t>(session_flags.history_max_tokens);
   c.retrieval.history_clear = session_flags.history_clear;
+  c.mirror.exit_layer = session_flags.mirror_exit_layer;
+  c.mirror.kappa = session_flags.mirror_kappa;
+  c.draft_threads = session_flags.draft_threads;
   const std::string methods =
       !f.methods.empty() ? f.methods : (c.draft_model_path.empty() ? "ar,flash-ar" : "ar,flash-ar,chain,tree");
   SF_ASSIGN_OR_RETURN(c.methods, bench::parse_methods(methods));

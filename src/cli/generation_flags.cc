@@ -77,6 +77,19 @@ nlohmann::json cycles_json(const std::vector<CycleStats>& cycles) {
       o["provisional_seconds"] = c.provisional_seconds;
       o["carried_nodes"] = c.carried_nodes;
     }
+    // Mirror-SD: eq. 10's terms for this cycle and whether the rollout was reused.
+    if (c.mirror_outcome > 0) {
+      o["prefix_seconds"] = c.prefix_seconds;
+      o["channel_seconds"] = c.channel_seconds;
+      o["suffix_seconds"] = c.suffix_seconds;
+      o["rollout_seconds"] = c.rollout_seconds;
+      o["model_seconds"] =
+          c.draft_seconds + c.prefix_seconds + c.channel_seconds + std::max(c.suffix_seconds, c.rollout_seconds);
+      o["rollout_tokens"] = c.rollout_tokens;
+      o["rollout_kept"] = c.rollout_kept;
+      o["mirror"] = c.mirror_outcome == 1 ? "reused" : "fallback";
+      o["carried_nodes"] = c.carried_nodes;
+    }
     a.push_back(std::move(o));
   }
   return a;
@@ -147,6 +160,26 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
     std::fprintf(stderr, "bytes per token:  %s of weights read (BPT, decoding only), %s of it from storage\n",
                  format_bytes(static_cast<uint64_t>(s.bytes_per_token())).c_str(),
                  format_bytes(s.decode_stream_bytes / static_cast<uint64_t>(s.generated_tokens)).c_str());
+  if (const MirrorSpeculation* m = session.mirror(); m && s.spec.cycles > 0) {
+    const SpecStats& sp = s.spec;
+    const double n = static_cast<double>(sp.cycles);
+    std::fprintf(stderr,
+                 "mirror:           exit layer %d, kappa %d; target %d threads, draft %d; %llu cycles launched "
+                 "rollouts: %llu reused, %llu fell back (%.0f%%); %llu rollout tokens, %llu kept\n"
+                 "mirror latency:   per cycle T_prefix %.2f ms + channel %.2f ms + max(T_suffix %.2f, T_draft %.2f) "
+                 "ms + fresh draft %.2f ms = T %.2f ms; measured %.2f ms\n",
+                 m->exit_layer(), m->kappa(), n_threads,
+                 session.options().spec.draft_threads > 0
+                     ? session.options().spec.draft_threads
+                     : mirror_placement(session.options().n_threads, 0).draft_threads,
+                 static_cast<unsigned long long>(sp.mirror_cycles), static_cast<unsigned long long>(sp.mirror_reused),
+                 static_cast<unsigned long long>(sp.mirror_fallbacks),
+                 sp.mirror_cycles ? 100.0 * sp.mirror_fallbacks / sp.mirror_cycles : 0.0,
+                 static_cast<unsigned long long>(sp.rollout_tokens), static_cast<unsigned long long>(sp.rollout_kept),
+                 1e3 * sp.prefix_seconds / n, 1e3 * sp.channel_seconds / n, 1e3 * sp.suffix_seconds / n,
+                 1e3 * sp.rollout_seconds / n, 1e3 * sp.draft_seconds / n, 1e3 * sp.model_seconds / n,
+                 1e3 * (sp.draft_seconds + sp.verify_seconds) / n);
+  }
   const ResidencyPlan& plan = session.plan();
   std::fprintf(stderr, "residency:        %s\n", plan.describe().c_str());
   const SessionCounters& c = s.counters;
@@ -187,6 +220,16 @@ std::string generation_stats_json(const GenerationStats& s, const Session& sessi
       {"provisional_kept", s.spec.provisional_kept},
       {"provisional_seconds", s.spec.provisional_seconds},
       {"provisional_lent_seconds", s.spec.provisional_lent_seconds},
+      {"mirror_cycles", s.spec.mirror_cycles},
+      {"mirror_reused", s.spec.mirror_reused},
+      {"mirror_fallbacks", s.spec.mirror_fallbacks},
+      {"rollout_tokens", s.spec.rollout_tokens},
+      {"rollout_kept", s.spec.rollout_kept},
+      {"mirror_prefix_seconds", s.spec.prefix_seconds},
+      {"mirror_channel_seconds", s.spec.channel_seconds},
+      {"mirror_suffix_seconds", s.spec.suffix_seconds},
+      {"mirror_rollout_seconds", s.spec.rollout_seconds},
+      {"mirror_model_seconds", s.spec.model_seconds},
       {"method", spec ? SpecConfig::method_name(session.options().spec.method) : "none"},
       {"cycles", cycles_json(s.cycles)},
       {"head_rows_saved", s.spec.head_rows_saved},

@@ -31,11 +31,13 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--spec", spec,
                  "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
                  "lever (gain/cost trees + early-exit pruning), edgellm (confidence-paced trees, adaptive "
-                 "verification, drafting during the target's I/O); coordgen (retrieval from the context, no draft "
-                 "model needed; with --draft a hybrid), pld and sam (retrieval baselines); cats or kangaroo draft "
-                 "with the target's own first layers, no --draft (default: chain when --draft is given)")
-      ->check(CLI::IsMember(
-          {"none", "chain", "tree", "opt-tree", "lever", "edgellm", "coordgen", "pld", "sam", "cats", "kangaroo"}));
+                 "verification, drafting during the target's I/O), mirror (Mirror-SD: rollouts of the next window "
+                 "from the target's early-exit top-k, drafted in parallel with its later layers); coordgen "
+                 "(retrieval from the context, no draft model needed; with --draft a hybrid), pld and sam (retrieval "
+                 "baselines); cats or kangaroo draft with the target's own first layers, no --draft (default: chain "
+                 "when --draft is given)")
+      ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm", "mirror", "coordgen", "pld",
+                             "sam", "cats", "kangaroo"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
   app.add_option("--node-budget", node_budget, "opt-tree, coordgen, pld, sam: nodes per tree (default 16)");
@@ -72,6 +74,13 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--history-max-tokens", history_max_tokens, "coordgen: the store's bound in tokens (default 1M)")
       ->check(CLI::Range(1, 1 << 30));
   app.add_flag("--history-clear", history_clear, "coordgen: empty the store before starting");
+  app.add_option("--mirror-exit-layer", mirror_exit_layer,
+                 "mirror: the token channel taps the target after this many layers (1..layers-1; default: half)");
+  app.add_option("--mirror-kappa", mirror_kappa, "mirror: candidate tokens rolled out per cycle (1..32, default 8)");
+  app.add_option("--draft-threads", draft_threads,
+                 "mirror, edgellm: threads of the draft's own group (mirror: the target gets the rest; default: a "
+                 "quarter of the cores, >= 1; edgellm: default 1)")
+      ->check(CLI::Range(0, 1024));
   app.add_option("--latency-profile", latency_profile,
                  "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
 
@@ -127,6 +136,7 @@ Result<SpecConfig> SessionFlags::spec_config() const {
              : spec == "edgellm"  ? M::kEdgeLlm
              : spec == "cats"     ? M::kCats
              : spec == "kangaroo" ? M::kKangaroo
+             : spec == "mirror"   ? M::kMirror
                                   : M::kChain;
   if (spec == "coordgen") c.method = M::kCoordGen;
   if (spec == "pld") c.method = M::kPld;
@@ -167,6 +177,9 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   c.profile_path = latency_profile;
   c.edgellm.alpha = edgellm_alpha;
   c.edgellm.provisional = !edgellm_no_provisional;
+  c.mirror.exit_layer = mirror_exit_layer;
+  c.mirror.kappa = mirror_kappa;
+  c.draft_threads = draft_threads;
   SF_RETURN_IF_ERROR(validate_spec_config(c));
   return c;
 }

@@ -32,6 +32,9 @@ struct SessionFlags {
   bool lever_no_prune = false;
   float edgellm_alpha = 0.01f;
   bool edgellm_no_provisional = false;
+  int mirror_exit_layer = -1;
+  int mirror_kappa = 8;
+  int draft_threads = 0;
   std::string latency_profile;
   // CATS / Kangaroo self-speculation (no draft model).
   int cats_ldm = -1;

@@ -42,7 +42,13 @@ std::string describe_vocabulary_difference(const std::string& draft_path, const 
 }  // namespace
 
 Session::Session(std::unique_ptr<Model> model, std::unique_ptr<Tokenizer> tokenizer, const SessionOptions& options)
-    : options_(options), model_(std::move(model)), tokenizer_(std::move(tokenizer)), pool_(options.n_threads) {}
+    : options_(options),
+      model_(std::move(model)),
+      tokenizer_(std::move(tokenizer)),
+      // Mirror-SD runs the draft beside the target: the target gets the cores the draft does not.
+      pool_(options.spec.method == SpecConfig::Method::kMirror
+                ? mirror_placement(options.n_threads, options.spec.draft_threads).target_threads
+                : options.n_threads) {}
 
 Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) {
   Stopwatch load_timer;
@@ -95,6 +101,16 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
       s.draft_pool_ = std::make_unique<ThreadPool>(spec.draft_threads > 0 ? spec.draft_threads : 1);
       s.draft_worker_ = std::make_unique<BackgroundWorker>();
       s.compute_gate_ = std::make_unique<ComputeGate>();
+    }
+    // Mirror-SD drafts rollouts while the target computes: the draft's own thread group.
+    if (spec.method == SpecConfig::Method::kMirror) {
+      if (spec.mirror.exit_layer >= 0 && (spec.mirror.exit_layer < 1 || spec.mirror.exit_layer >= hp.n_layer))
+        return Status::Errorf(
+            "--mirror-exit-layer %d is outside the model: %s has %d layers, so the exit must be after layer 1..%d",
+            spec.mirror.exit_layer, options.model_path.c_str(), hp.n_layer, hp.n_layer - 1);
+      s.draft_pool_ =
+          std::make_unique<ThreadPool>(mirror_placement(options.n_threads, spec.draft_threads).draft_threads);
+      s.draft_worker_ = std::make_unique<BackgroundWorker>();
     }
     ThreadPool& draft_pool = s.draft_pool_ ? *s.draft_pool_ : s.pool_;
     auto created = DraftModelDrafter::create(spec.draft_model_path, *s.tokenizer_, hp.n_vocab, draft_pool, n_ctx);
@@ -162,7 +178,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   // Pruning scores the exit layer with the LM head mid-pass, and CATS drafts with it every
   // draft pass: it must be resident.
   auto plan = plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers,
-                             /*require_head=*/prune || self_spec);
+                             /*require_head=*/prune || self_spec || spec.method == SpecConfig::Method::kMirror);
   if (!plan.ok()) {
     if (n_slots > 1)
       return Status::Error(plan.status().message() +
@@ -209,6 +225,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
       slot.cats = std::make_unique<CatsCycle>(*slot.target, co, std::move(dm), std::move(sv));
     }
   }
+  if (spec.enabled() && spec.method == SpecConfig::Method::kMirror)
+    s.mirror_ = std::make_unique<MirrorSpeculation>(*s.model_, s.pool_, *s.draft_worker_,
+                                                    mirror_exit_layer(spec.mirror, hp.n_layer), spec.mirror.kappa,
+                                                    spec.draft_len);
   if (s.slots_[0].builder) SF_RETURN_IF_ERROR(s.seed_latency_profile());
   s.load_seconds_ = load_timer.elapsed();
   return session;

@@ -30,6 +30,7 @@
 #include "spec/compute_gate.h"
 #include "spec/draft_model_drafter.h"
 #include "spec/history_store.h"
+#include "spec/mirror_rollout.h"
 #include "spec/model_runner.h"
 #include "spec/spec_config.h"
 #include "spec/tree_builder.h"
@@ -129,6 +130,7 @@ class Session {
   const TreeBuilder* tree_builder() const { return slots_[0].builder.get(); }
   TreeBuilder* tree_builder() { return slots_[0].builder.get(); }
   const TreePruner* tree_pruner() const { return pruner_.get(); }
+  const MirrorSpeculation* mirror() const { return mirror_.get(); }
   // The key of this session's latency profile (model, budget, storage rate, threads). The
   // builders' profile is seeded at creation: loaded from spec.profile_path when that file's
   // key matches, else measured then.
@@ -225,6 +227,8 @@ class Session {
   std::unique_ptr<BackgroundWorker> draft_worker_;
   std::unique_ptr<ComputeGate> compute_gate_;
   std::vector<Slot> slots_;
+  // Mirror-SD: the token channel and the rollouts (run by draft_worker_ on draft_pool_).
+  std::unique_ptr<MirrorSpeculation> mirror_;
   std::unique_ptr<TreePruner> pruner_;  // early-exit pruning (lever), shared by the slots: stateless
   // coordgen's persistent store, shared by the slots.
   std::shared_ptr<HistoryStore> history_;

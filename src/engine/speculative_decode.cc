@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/timer.h"
 #include "engine/session.h"
+#include "spec/mirror_chain_builder.h"
 #include "spec/provisional_generation.h"
 #include "spec/tree_batch.h"
 #include "spec/verifier.h"
@@ -161,7 +162,17 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
       job->min_confidence = std::max(0.0, builder.threshold());
       provisional = std::make_unique<ProvisionalRun>(*draft_worker_, *compute_gate_, *streamer_, drafter, job.get());
     }
-    SF_RETURN_IF_ERROR(target.forward(make_tree_batch(tree, pending, n_past), tap.fn ? &tap : nullptr));
+    // Mirror-SD: the token channel at the exit layer launches rollouts of the next window
+    // on the draft's threads while the target finishes the pass (mirror_rollout.h). Not
+    // near the end of the context, where a carried window could not be extended.
+    MirrorSpeculation* mirror = mirror_ && !tap.fn && !tree.empty() && ctx.max_nodes >= 2 * (tree.size() + 1) &&
+                                        dynamic_cast<MirrorChainBuilder*>(&builder)
+                                    ? mirror_.get()
+                                    : nullptr;
+    MirrorCycleGuard mirror_guard(mirror);
+    if (mirror) mirror->begin(drafter, tree, sampling, n_past);
+    SF_RETURN_IF_ERROR(
+        target.forward(make_tree_batch(tree, pending, n_past), tap.fn ? &tap : (mirror ? mirror->tap() : nullptr)));
     // The verifier walks the tree of rows that ran every layer.
     // (Shadow pruning decides but verifies the whole tree, to measure what pruning keeps.)
     const bool pruned = tap.fn && !pruner->config().shadow && decision.kept < tree.size();
@@ -207,7 +218,13 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
       have_carried = drafter_committed && builder.accepts_carried();
       stats->spec.provisional_lent_seconds += lent;
     }
-    if (!drafter_committed) drafter.commit(job ? job->tree : tree, accepted, result.bonus);
+    if (mirror) {
+      SF_RETURN_IF_ERROR(
+          mirror->finish(drafter, target.last_pass(), accepted, result.bonus, &carried, &drafter_committed, &cycle));
+      have_carried = drafter_committed;
+    }
+    if (!drafter_committed)
+      drafter.commit(job ? job->tree : (mirror ? mirror->drafted_tree() : tree), accepted, result.bonus);
     cycle.verify_seconds = verify_timer.elapsed();
     cycle.io_stall_seconds = (streamer_ ? streamer_->stats().io_stall_seconds : 0) - stall_before;
     cycle.rows_verified = tree.size() + 1;
@@ -245,6 +262,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     sp.provisional_tokens += static_cast<uint64_t>(cycle.provisional_tokens);
     sp.provisional_kept += static_cast<uint64_t>(cycle.provisional_kept);
     sp.provisional_seconds += cycle.provisional_seconds;
+    if (mirror_) add_mirror_stats(cycle, &sp);
     cycle.visited.clear();
     stats->cycles.push_back(std::move(cycle));
 

@@ -33,7 +33,19 @@ struct CycleStats {
   int32_t provisional_tokens = 0;
   int32_t provisional_kept = 0;
   double provisional_seconds = 0;
-  int32_t carried_nodes = 0;  // nodes the tree started with (provisional tokens of the last cycle)
+  int32_t carried_nodes = 0;
+  // Mirror-SD: the verification pass split at the token channel (T_prefix, the channel's
+  // own time, T_suffix = the later layers plus the acceptance walk), the rollout worker's
+  // drafting time (T_draft), its tokens and those carried into the next window, and the
+  // outcome: 0 no rollout, 1 reused (the corrected prefix lay on the hypothesis tree),
+  // 2 fallback (a fresh draft follows).
+  double prefix_seconds = 0;
+  double channel_seconds = 0;
+  double suffix_seconds = 0;
+  double rollout_seconds = 0;
+  int32_t rollout_tokens = 0;
+  int32_t rollout_kept = 0;
+  int32_t mirror_outcome = 0;  // nodes the tree started with (provisional tokens of the last cycle)
   std::vector<VisitedRow> visited;
 };
 

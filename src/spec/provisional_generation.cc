@@ -46,7 +46,9 @@ int carry_provisional(Drafter& drafter, const ProvisionalJob& job, const std::ve
   carried->tree.clear();
   carried->drafted.clear();
   carried->dists.clear();
-  if (job.chain.empty() || accepted.empty() || accepted.back() != job.anchor) return 0;
+  // (Mirror-SD's anchor may be the root itself: nothing accepted, the bonus a candidate.)
+  const int32_t last = accepted.empty() ? TokenTree::kRoot : accepted.back();
+  if (job.chain.empty() || last != job.anchor) return 0;
   const int32_t first = job.chain.front();
   if (job.tree.node(first).token != bonus) return 0;
   std::vector<int32_t> old_of_new;

@@ -27,6 +27,8 @@ const char* SpecConfig::method_name(Method m) {
       return "pld";
     case Method::kSam:
       return "sam";
+    case Method::kMirror:
+      return "mirror";
   }
   return "?";
 }
@@ -39,7 +41,8 @@ constexpr int64_t kMaxTreeNodes = 1024;
 }  // namespace
 
 std::vector<int> tree_widths(const SpecConfig& config) {
-  if (config.method == SpecConfig::Method::kChain) return std::vector<int>(config.draft_len, 1);
+  if (config.method == SpecConfig::Method::kChain || config.method == SpecConfig::Method::kMirror)
+    return std::vector<int>(config.draft_len, 1);
   if (!config.tree_widths.empty()) return config.tree_widths;
   std::vector<int> w(config.draft_len, 2);
   if (!w.empty()) w.back() = 1;
@@ -103,6 +106,10 @@ Status validate_spec_config(const SpecConfig& c) {
     return Status::Error("edgellm: the fixed tree size and the provisional bound must be at least 1");
   if (!(c.edgellm.token_threshold >= 0.0f && c.edgellm.token_threshold < 1.0f))
     return Status::Error("bld: the token threshold must be in [0, 1)");
+  if (c.mirror.kappa < 1 || c.mirror.kappa > kMaxWidth)
+    return Status::Errorf("--mirror-kappa %d is out of range (1..%d)", c.mirror.kappa, kMaxWidth);
+  if (c.mirror.exit_layer < 0 && (c.mirror.exit_percent < 1 || c.mirror.exit_percent > 99))
+    return Status::Errorf("mirror: the exit depth %d%% is out of range (1..99%%)", c.mirror.exit_percent);
   if (c.draft_len < 1 || c.draft_len > kMaxDraftLen)
     return Status::Errorf("--draft-len %d is out of range (1..%d)", c.draft_len, kMaxDraftLen);
   for (int w : c.tree_widths)

@@ -63,11 +63,33 @@ struct RetrievalConfig {
   bool history_clear = false;  // empty the store when the session starts
 };
 
+// Mirror-SD (mirror_rollout.h): at an early-exit layer of the verification pass the
+// target's top-kappa tokens (logit lens) seed rollouts of the next window, drafted on the
+// draft's own threads while the target computes its remaining layers.
+struct MirrorConfig {
+  int exit_layer = -1;    // layers run before the token channel; -1: exit_percent of the depth
+  int exit_percent = 50;  // used when exit_layer < 0 (the paper's default l_e = N/2)
+  int kappa = 8;          // candidates per rollout anchor (the paper's default)
+};
+
 struct SpecConfig {
   // kCoordGen, kPld and kSam draft by retrieval and need no draft model (with one,
   // coordgen merges both into each tree); kCats and kKangaroo draft with the target's own
   // layers.
-  enum class Method { kNone, kChain, kTree, kOptTree, kLever, kEdgeLlm, kCoordGen, kPld, kSam, kCats, kKangaroo };
+  enum class Method {
+    kNone,
+    kChain,
+    kTree,
+    kOptTree,
+    kLever,
+    kEdgeLlm,
+    kCoordGen,
+    kPld,
+    kSam,
+    kCats,
+    kKangaroo,
+    kMirror
+  };
   Method method = Method::kNone;
   std::string draft_model_path;  // a GGUF with the target's vocabulary
   int draft_len = 4;             // chain: tokens per draft (gamma); tree: depth
@@ -78,8 +100,9 @@ struct SpecConfig {
   int max_tree_depth = 12;    // opt-tree, lever, edgellm
   PruneConfig prune;          // lever
   EdgeLlmConfig edgellm;      // edgellm
+  MirrorConfig mirror;        // mirror (its window is a chain of draft_len tokens)
   std::string profile_path;   // lever: a latency profile from `specflash profile` (else measured at start)
-  int draft_threads = 0;      // 0: share the target's pool (edgellm with provisional drafting: one own thread)
+  int draft_threads = 0;      // 0: share the target's pool (edgellm, mirror: threads of the draft's own)
   RetrievalConfig retrieval;  // coordgen, pld, sam
   CatsConfig cats;            // cats, kangaroo (draft_len is their gamma)
 
@@ -127,6 +150,19 @@ struct SpecStats {
   uint64_t provisional_kept = 0;
   double provisional_seconds = 0;
   double provisional_lent_seconds = 0;
+  // Mirror-SD: cycles that launched rollouts, those whose corrected prefix lay on the
+  // hypothesis tree (reuse) and those that fell back to a fresh draft; rollout tokens
+  // drafted and carried into the next window; the latency terms summed over cycles.
+  uint64_t mirror_cycles = 0;
+  uint64_t mirror_reused = 0;
+  uint64_t mirror_fallbacks = 0;
+  uint64_t rollout_tokens = 0;
+  uint64_t rollout_kept = 0;
+  double prefix_seconds = 0;
+  double channel_seconds = 0;
+  double suffix_seconds = 0;
+  double rollout_seconds = 0;
+  double model_seconds = 0;  // sum of each cycle's T = T_prefix + T_ch + max(T_suffix, T_draft) + T_rest
 };
 
 }  // namespace sf

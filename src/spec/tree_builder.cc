@@ -4,6 +4,7 @@
 
 #include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
+#include "spec/mirror_chain_builder.h"
 #include "spec/static_tree_builder.h"
 
 namespace sf {
@@ -50,6 +51,7 @@ std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config) {
   }
   if (config.method == M::kEdgeLlm)
     return std::make_unique<EdgeLlmTreeBuilder>(config.edgellm, config.max_tree_nodes, config.max_tree_depth, name);
+  if (config.method == M::kMirror) return std::make_unique<MirrorChainBuilder>(config.draft_len, name);
   return std::make_unique<StaticTreeBuilder>(tree_widths(config), name);
 }
 

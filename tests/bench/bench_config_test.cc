@@ -28,6 +28,29 @@ TEST(BenchFlags, Methods) {
   expect_error(parse_methods("").status(), "unknown method ''");
 }
 
+TEST(BenchFlags, MirrorKappaAndExitInOneRun) {
+  using K = BenchMethod::Kind;
+  auto m = parse_methods("mirror,mirror:4,mirror:8@25%,mirror:2@11,mirror:@75%,mirror:8@25%");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 5u) << "the duplicate counts once";
+  EXPECT_EQ((*m)[0], (BenchMethod{K::kMirror, 0, 0}));
+  EXPECT_EQ((*m)[2], (BenchMethod{K::kMirror, 8, -25}));
+  EXPECT_EQ((*m)[3], (BenchMethod{K::kMirror, 2, 11}));
+  EXPECT_EQ(method_name((*m)[2]), "mirror:8@25%");
+  EXPECT_EQ(method_name((*m)[3]), "mirror:2@11");
+  EXPECT_EQ(method_name((*m)[4]), "mirror:@75%");
+  BenchConfig c = valid_config();
+  c.draft_model_path = "draft.gguf";
+  const SpecConfig quarter = spec_for(c, (*m)[2]);
+  EXPECT_EQ(quarter.method, SpecConfig::Method::kMirror);
+  EXPECT_EQ(quarter.mirror.kappa, 8);
+  EXPECT_EQ(quarter.mirror.exit_layer, -1);
+  EXPECT_EQ(quarter.mirror.exit_percent, 25);
+  EXPECT_EQ(spec_for(c, (*m)[3]).mirror.exit_layer, 11);
+  for (const char* bad : {"mirror:0", "mirror:33", "mirror:8@", "mirror:8@100%", "mirror:8@x", "mirror:@0"})
+    expect_error(parse_methods(bad).status(), "mirror takes");
+}
+
 TEST(BenchFlags, Budgets) {
   auto b = parse_budgets("100%,50%,0%,300M");
   ASSERT_TRUE(b.ok()) << b.status().message();
