@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/timer.h"
+#include "engine/emit_tokens.h"
 #include "engine/session.h"
 
 namespace sf {
@@ -77,21 +78,8 @@ Status Session::decode_cats(Slot& slot, const SpecConfig& spec, const std::vecto
     sp.verify_io_stall_seconds += cycle.io_stall_seconds;
     stats->cycles.push_back(std::move(cycle));
 
-    std::vector<int32_t> emitted;
-    for (int32_t node : r.accepted) emitted.push_back(r.tree.node(node).token);
-    emitted.push_back(r.bonus);
-    for (int32_t token : emitted) {
-      if (!ignore_eos && tokenizer_->is_eog(token)) {
-        done = true;
-        break;
-      }
-      history.push_back(token);
-      ++stats->generated_tokens;
-      if (!on_token(token, decoder.push(token)) || stats->generated_tokens >= n_predict) {
-        done = true;
-        break;
-      }
-    }
+    done = emit_cycle_tokens(r.tree, r.accepted, r.bonus, *tokenizer_, ignore_eos, n_predict, decoder, on_token,
+                             &history, stats);
     pending = r.bonus;
   }
   const std::string tail = decoder.flush();

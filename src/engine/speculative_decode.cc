@@ -17,6 +17,7 @@
 
 #include "base/log.h"
 #include "base/timer.h"
+#include "engine/emit_tokens.h"
 #include "engine/session.h"
 #include "spec/mirror_chain_builder.h"
 #include "spec/provisional_generation.h"
@@ -266,21 +267,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     cycle.visited.clear();
     stats->cycles.push_back(std::move(cycle));
 
-    std::vector<int32_t> emitted;
-    for (int32_t node : accepted) emitted.push_back(tree.node(node).token);
-    emitted.push_back(result.bonus);
-    for (int32_t token : emitted) {
-      if (!ignore_eos && tokenizer_->is_eog(token)) {
-        done = true;
-        break;
-      }
-      history.push_back(token);
-      ++stats->generated_tokens;
-      if (!on_token(token, decoder.push(token)) || stats->generated_tokens >= n_predict) {
-        done = true;
-        break;
-      }
-    }
+    done = emit_cycle_tokens(tree, accepted, result.bonus, *tokenizer_, ignore_eos, n_predict, decoder, on_token,
+                             &history, stats);
     pending = result.bonus;
   }
   const std::string tail = decoder.flush();
