@@ -6,7 +6,8 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config clang-format
           libhwy-dev liburing-dev libpcre2-dev nlohmann-json3-dev libcpp-httplib-dev
-          libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev)
+          libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+          python3-matplotlib)  # scripts/plot_bench.py: the benchmark report's plots
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

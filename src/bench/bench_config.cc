@@ -87,6 +87,8 @@ const char* kind_name(BenchMethod::Kind k) {
       return "sam";
     case K::kMirror:
       return "mirror";
+    case K::kAuto:
+      return "auto";
   }
   return "?";
 }
@@ -204,6 +206,10 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
         spec.mirror.exit_percent = -m.param2;
       }
       break;
+    case K::kAuto:
+      spec.method = SpecConfig::Method::kAuto;
+      spec.prune = c.prune;
+      break;
     default:
       spec.method = SpecConfig::Method::kNone;
   }
@@ -238,7 +244,8 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
                            K::kCats,
                            K::kCatsNoAdapter,
                            K::kKangaroo,
-                           K::kMirror};
+                           K::kMirror,
+                           K::kAuto};
   static const K kRetrieval[] = {K::kCoordGen, K::kCoordGenNoCalib, K::kCoordGenNoReuse, K::kCoordGenHybrid, K::kPld,
                                  K::kSam};
   std::vector<BenchMethod> methods;
@@ -260,7 +267,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
           "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, bld[:percent], cats[:gamma], "
           "cats-noadapter[:gamma], kangaroo[:gamma], coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, "
-          "coordgen-hybrid, pld[:nodes], sam[:nodes], mirror[:kappa][@layer|@percent%])");
+          "coordgen-hybrid, pld[:nodes], sam[:nodes], mirror[:kappa][@layer|@percent%], auto)");
     BenchMethod m{*found, 0};
     if (m.kind == K::kMirror) {
       SF_ASSIGN_OR_RETURN(m, parse_mirror_params(item, param));
@@ -324,7 +331,8 @@ Status validate(const BenchConfig& c) {
       SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
       continue;
     }
-    const bool no_draft_needed = retrieval_kind(m.kind) && m.kind != BenchMethod::Kind::kCoordGenHybrid;
+    const bool no_draft_needed =
+        (retrieval_kind(m.kind) && m.kind != BenchMethod::Kind::kCoordGenHybrid) || m.kind == BenchMethod::Kind::kAuto;
     if (c.draft_model_path.empty() && !no_draft_needed)
       return Status::Error(method_name(m) + " needs a draft model (--draft FILE.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
@@ -342,6 +350,7 @@ Status validate(const BenchConfig& c) {
   }
   if (c.prompt_file.empty() && c.datasets.empty()) return Status::Error("no prompts (--dataset or --prompt-file)");
   if (c.warmup < 0) return Status::Error("--warmup must not be negative");
+  if (c.repetitions < 1) return Status::Error("--repeat must be at least 1");
   return Status::Ok();
 }
 

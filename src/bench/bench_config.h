@@ -49,6 +49,9 @@ struct BenchMethod {
     kCatsNoAdapter,
     kKangaroo,
     kMirror,  // Mirror-SD: rollouts from the early-exit top-kappa beside the target's pass
+    // --spec auto: picks plain decoding, LEVER or a chain (retrieval trees without --draft)
+    // online by measured speed (auto_tree_builder.h).
+    kAuto,
   };
   Kind kind = Kind::kAr;
   int param = 0;  // chain: gamma; opt-tree: node budget; bld: threshold in %; mirror: kappa; 0 = the default
@@ -96,6 +99,7 @@ struct BenchConfig {
   std::string chat_template;  // by name; "" = the model's own
   bool compare_to_ar = true;  // run ar and check every method's tokens against it
   int warmup = 0;             // untimed generations per session before measuring
+  int repetitions = 1;        // passes over every run; the report gives each row's median
   std::string draft_model_path;
   int draft_len = 4;
   std::vector<int> tree_widths;

@@ -17,6 +17,7 @@ void add(SummaryRow& row, const PromptRun& pr) {
   row.bytes_read += s.counters.stream.bytes_read;
   row.decode_weight_bytes += s.decode_weight_bytes;
   row.decode_stream_bytes += s.decode_stream_bytes;
+  row.decode_io_stall_seconds += s.decode_io_stall_seconds;
   row.spec.corrections += s.spec.corrections;
   row.spec.accepted_corrections += s.spec.accepted_corrections;
   row.forward_passes += s.counters.forward_passes;
@@ -71,13 +72,43 @@ void fill_speedups(std::vector<SummaryRow>& rows) {
 
 }  // namespace
 
+// Rows of the same method, budget, dataset and category (one per repetition) become the
+// median one, with every repetition's rate recorded. Keeps first-appearance order.
+std::vector<SummaryRow> take_medians(std::vector<SummaryRow> rows) {
+  std::vector<SummaryRow> out;
+  std::vector<bool> used(rows.size(), false);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (used[i]) continue;
+    std::vector<SummaryRow*> group;
+    for (size_t k = i; k < rows.size(); ++k) {
+      const SummaryRow& r = rows[k];
+      if (!used[k] && r.method == rows[i].method && r.budget == rows[i].budget && r.dataset == rows[i].dataset &&
+          r.category == rows[i].category) {
+        used[k] = true;
+        group.push_back(&rows[k]);
+      }
+    }
+    std::vector<double> rates;
+    for (const SummaryRow* r : group) rates.push_back(r->tokens_per_s());
+    std::stable_sort(group.begin(), group.end(),
+                     [](const SummaryRow* a, const SummaryRow* b) { return a->tokens_per_s() < b->tokens_per_s(); });
+    SummaryRow median = *group[(group.size() - 1) / 2];
+    median.repetition_rates = std::move(rates);
+    out.push_back(std::move(median));
+  }
+  return out;
+}
+
 std::vector<SummaryRow> summarize_runs(const BenchResult& result) {
   std::vector<SummaryRow> rows;
-  for (const RunResult& run : result.runs) {
+  for (size_t i = 0; i < result.runs.size(); ++i) {
+    const RunResult& run = result.runs[i];
     SummaryRow row = empty_row(run);
+    row.run_index = i;
     for (const PromptRun& pr : run.prompts) add(row, pr);
     rows.push_back(std::move(row));
   }
+  rows = take_medians(std::move(rows));
   fill_speedups(rows);
   return rows;
 }
@@ -89,9 +120,11 @@ std::vector<SummaryRow> summarize_categories(const BenchResult& result) {
     if (std::find(groups.begin(), groups.end(), key) == groups.end()) groups.push_back(key);
   }
   std::vector<SummaryRow> rows;
-  for (const RunResult& run : result.runs) {
+  for (size_t i = 0; i < result.runs.size(); ++i) {
+    const RunResult& run = result.runs[i];
     for (const auto& [dataset, category] : groups) {
       SummaryRow row = empty_row(run);
+      row.run_index = i;
       row.dataset = dataset;
       row.category = category;
       for (const PromptRun& pr : run.prompts) {
@@ -101,6 +134,7 @@ std::vector<SummaryRow> summarize_categories(const BenchResult& result) {
       rows.push_back(std::move(row));
     }
   }
+  rows = take_medians(std::move(rows));
   fill_speedups(rows);
   return rows;
 }

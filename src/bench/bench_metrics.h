@@ -3,6 +3,7 @@
 // short prompt cannot weigh as much as a long one.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,9 +35,21 @@ struct SummaryRow {
   uint64_t peak_rss_bytes = 0;  // max over the prompts
   SpecStats spec;               // summed
   int equal_to_ar = 0, compared_to_ar = 0;
-  std::optional<double> speedup;  // over flash-ar at the same budget (and category)
+  std::optional<double> speedup;       // over flash-ar at the same budget (and category)
+  double decode_io_stall_seconds = 0;  // decoding only: the target's waits for streamed weights
+  // With --repeat: every repetition's decode rate (the row itself is the median one), and
+  // the index into BenchResult::runs of the run the row describes.
+  std::vector<double> repetition_rates;
+  size_t run_index = 0;
 
   double tokens_per_s() const { return decode_seconds > 0 ? decode_tokens / decode_seconds : 0; }
+  // The decode time per decode token split into the draft's time, the target's waits for
+  // streamed weights and the rest (the target's compute and the cycle's bookkeeping).
+  double draft_ms_per_token() const { return per_token_ms(spec.draft_seconds); }
+  double io_stall_ms_per_token() const { return per_token_ms(decode_io_stall_seconds); }
+  double compute_ms_per_token() const {
+    return per_token_ms(std::max(0.0, decode_seconds - spec.draft_seconds - decode_io_stall_seconds));
+  }
   double prefill_tokens_per_s() const { return prefill_seconds > 0 ? prompt_tokens / prefill_seconds : 0; }
   // Tokens committed per target forward pass while decoding: 1 for plain decoding.
   double mean_accepted() const {
@@ -67,11 +80,16 @@ struct SummaryRow {
   double bytes_per_token() const {
     return generated_tokens > 0 ? static_cast<double>(bytes_read) / generated_tokens : 0;
   }
+
+ private:
+  double per_token_ms(double seconds) const { return decode_tokens > 0 ? 1e3 * seconds / decode_tokens : 0; }
 };
 
-// One row per run, in run order.
+// One row per method and budget, in run order. With repetitions, the row is the
+// repetition with the median decode rate (the lower middle one for an even count), so every
+// column of a row comes from one real run.
 std::vector<SummaryRow> summarize_runs(const BenchResult& result);
-// One row per run and (dataset, category), categories in order of first appearance.
+// The same per (dataset, category), categories in order of first appearance.
 std::vector<SummaryRow> summarize_categories(const BenchResult& result);
 
 }  // namespace sf::bench

@@ -1,5 +1,6 @@
 #include "bench/bench_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "weights/memory_budget.h"
@@ -21,6 +22,31 @@ std::string equal_cell(const SummaryRow& row) {
   return std::to_string(row.equal_to_ar) + "/" + std::to_string(row.compared_to_ar);
 }
 
+// The decode rate; with repetitions, the median and the range of all of them.
+std::string rate_cell(const SummaryRow& r) {
+  std::string cell = fmt("%.2f", r.tokens_per_s());
+  if (r.repetition_rates.size() > 1) {
+    const auto [lo, hi] = std::minmax_element(r.repetition_rates.begin(), r.repetition_rates.end());
+    cell += " (" + fmt("%.1f", *lo) + "-" + fmt("%.1f", *hi) + ")";
+  }
+  return cell;
+}
+
+// Where each row's decode time goes, per decode token.
+std::string time_split_table(const std::vector<SummaryRow>& rows) {
+  std::string out =
+      "\nTime per decode token (ms): the draft (drafting in the cycle, for speculative methods), the target's "
+      "waits for streamed weights (I/O stall) and the rest (the target's compute and the cycle's bookkeeping).\n\n"
+      "| method | budget | draft | I/O stall | compute | total |\n|---|---|--:|--:|--:|--:|\n";
+  for (const SummaryRow& r : rows) {
+    if (r.prompts == 0) continue;
+    out += "| " + r.method + " | " + r.budget + " | " + fmt("%.3f", r.draft_ms_per_token()) + " | " +
+           fmt("%.3f", r.io_stall_ms_per_token()) + " | " + fmt("%.3f", r.compute_ms_per_token()) + " | " +
+           fmt("%.3f", r.tokens_per_s() > 0 ? 1e3 / r.tokens_per_s() : 0) + " |\n";
+  }
+  return out;
+}
+
 // One Markdown table; `by_category` adds the dataset and category columns.
 std::string table(const std::vector<SummaryRow>& rows, bool by_category) {
   std::string out = by_category ? "| dataset | category " : "";
@@ -32,9 +58,9 @@ std::string table(const std::vector<SummaryRow>& rows, bool by_category) {
   for (const SummaryRow& r : rows) {
     if (r.prompts == 0) continue;
     if (by_category) out += "| " + r.dataset + " | " + r.category + " ";
-    out += "| " + r.method + " | " + r.budget + " | " + std::to_string(r.prompts) + " | " +
-           fmt("%.2f", r.tokens_per_s()) + " | " + (r.speedup ? fmt("%.2fx", *r.speedup) : "-") + " | " +
-           fmt("%.2f", r.mean_accepted()) + " | " + (r.spec.cycles ? fmt("%.1f", r.tree_nodes()) : "-") + " | " +
+    out += "| " + r.method + " | " + r.budget + " | " + std::to_string(r.prompts) + " | " + rate_cell(r) + " | " +
+           (r.speedup ? fmt("%.2fx", *r.speedup) : "-") + " | " + fmt("%.2f", r.mean_accepted()) + " | " +
+           (r.spec.cycles ? fmt("%.1f", r.tree_nodes()) : "-") + " | " +
            (r.rows_kept() ? fmt("%.0f%%", 100 * *r.rows_kept()) : "-") + " | " +
            (r.retained() ? fmt("%.0f%%", 100 * *r.retained()) : "-") + " | " +
            format_bytes(static_cast<uint64_t>(r.bytes_per_token())) + " | " +
@@ -105,6 +131,11 @@ OJson row_json(const SummaryRow& r) {
   j["decode_tokens_per_s"] = r.tokens_per_s();
   j["prefill_tokens_per_s"] = r.prefill_tokens_per_s();
   j["speedup_vs_flash_ar"] = r.speedup ? OJson(*r.speedup) : OJson(nullptr);
+  j["repetition_tokens_per_s"] = r.repetition_rates;
+  j["decode_io_stall_seconds"] = r.decode_io_stall_seconds;
+  j["time_split_ms_per_token"] = {{"draft", r.draft_ms_per_token()},
+                                  {"io_stall", r.io_stall_ms_per_token()},
+                                  {"compute", r.compute_ms_per_token()}};
   j["mean_accepted"] = r.mean_accepted();
   j["bytes_read"] = r.bytes_read;
   j["bytes_read_per_token"] = r.bytes_per_token();
@@ -168,6 +199,7 @@ OJson prompt_run_json(const RunResult& run, const PromptRun& pr, const PreparedP
   OJson j;
   j["method"] = method_name(run.method);
   j["budget"] = run.budget.label;
+  j["repetition"] = run.repetition;
   j["id"] = p.prompt.id;
   j["prompt_tokens"] = s.prompt_tokens;
   j["generated_tokens"] = s.generated_tokens;
@@ -221,10 +253,16 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
   out += "- storage: " + storage_line(context, result) + "\n";
   out += "- date: " + context.date + "\n\n";
   out += table(rows, false);
+  out += time_split_table(rows);
   out += mirror_table(rows);
   if (config.per_category) out += "\n" + table(category_rows, true);
   out +=
-      "\ntok/s: decode tokens / decode time, summed over prompts (the first token, from prefill, is not counted). "
+      "\ntok/s: decode tokens / decode time, summed over prompts (the first token, from prefill, is not counted)" +
+      std::string(config.repetitions > 1 ? "; the median of " + std::to_string(config.repetitions) +
+                                               " repetitions (each a fresh session with its warm-up) and their range, "
+                                               "and every other column of the row is from that median repetition"
+                                         : "") +
+      ". "
       "speedup: over flash-ar at the same budget. mean accepted: tokens per target pass. "
       "bytes read/token: streamed bytes (prefill included) per generated token. = AR: prompts whose tokens equal "
       "ar's. prefill ms: mean prefill time per prompt (time to first token less one pass; coordgen's calibration "
@@ -253,6 +291,8 @@ OJson json_report(const ReportContext& context, const BenchConfig& config, const
   meta["draft_model"] = context.draft_model_path.empty() ? OJson(nullptr) : OJson(context.draft_model_path);
   meta["threads"] = result.runs.empty() ? 0 : result.runs.front().session.threads;
   meta["n_predict"] = config.n_predict;
+  meta["warmup"] = config.warmup;
+  meta["repetitions"] = config.repetitions;
   meta["sampling"] = {{"temperature", config.sampling.temperature}, {"seed", config.sampling.seed}};
   meta["ignore_eos"] = config.ignore_eos;
   meta["chat_template"] = result.chat_template.empty() ? OJson(nullptr) : OJson(result.chat_template);
@@ -268,7 +308,7 @@ OJson json_report(const ReportContext& context, const BenchConfig& config, const
   j["rows"] = OJson::array();
   for (size_t i = 0; i < rows.size(); ++i) {
     OJson row = row_json(rows[i]);
-    if (i < result.runs.size()) row["session"] = session_json(result.runs[i].session);
+    if (rows[i].run_index < result.runs.size()) row["session"] = session_json(result.runs[rows[i].run_index].session);
     j["rows"].push_back(std::move(row));
   }
   j["categories"] = OJson::array();

@@ -101,23 +101,27 @@ Result<BenchResult> run_bench(const BenchConfig& config, const std::vector<Bench
                               const std::vector<Prompt>& prompts, const BenchCallbacks& callbacks) {
   BenchResult result;
   std::optional<size_t> ar;  // index of the run equal_to_ar compares with, once it has run
-  for (size_t r = 0; r < runs.size(); ++r) {
+  const int repetitions = std::max(1, config.repetitions);
+  const size_t n_total = runs.size() * static_cast<size_t>(repetitions);
+  for (size_t i_total = 0; i_total < n_total; ++i_total) {
+    const size_t r = i_total % runs.size();
+    const int repetition = static_cast<int>(i_total / runs.size());
     const BenchRunSpec& spec = runs[r];
-    BenchProgress progress{&spec, r, runs.size(), 0, prompts.size(), 0};
+    BenchProgress progress{&spec, i_total, n_total, 0, prompts.size(), 0};
     if (callbacks.progress) callbacks.progress(progress);
     const bool rss_reset = reset_peak_rss();
     auto created = Session::create(spec.options);
     if (!created.ok())
       return created.status().with_context(std::string(method_name(spec.method)) + " at " + spec.budget.label);
     Session& session = **created;
-    if (r == 0) {
+    if (i_total == 0) {
       result.target_description = describe_model(session);
       const size_t first_note = result.notes.size();
       SF_RETURN_IF_ERROR(prepare_prompts(config, prompts, session, &result));
       if (callbacks.note)
         for (size_t i = first_note; i < result.notes.size(); ++i) callbacks.note(result.notes[i]);
     }
-    RunResult run{spec.method, spec.budget, describe_session(session, rss_reset), {}};
+    RunResult run{spec.method, spec.budget, describe_session(session, rss_reset), {}, repetition};
     std::vector<int32_t> tokens;
     const auto collect = [&tokens](int32_t id, const std::string&) {
       if (id >= 0) tokens.push_back(id);  // id -1 carries the decoder's final text only
@@ -146,7 +150,7 @@ Result<BenchResult> run_bench(const BenchConfig& config, const std::vector<Bench
       if (callbacks.progress) callbacks.progress(progress);
     }
     result.runs.push_back(std::move(run));
-    if (spec.method == BenchMethod::kAr && config.compare_to_ar) ar = result.runs.size() - 1;
+    if (spec.method == BenchMethod::kAr && config.compare_to_ar && !ar) ar = result.runs.size() - 1;
     // The session is destroyed here, before the next one is created (see the header).
   }
   return result;

@@ -55,6 +55,7 @@ struct RunResult {
   BenchBudget budget;
   SessionInfo session;
   std::vector<PromptRun> prompts;
+  int repetition = 0;  // 0-based: which of --repeat's passes over every run this was
 };
 
 struct BenchResult {
@@ -67,7 +68,7 @@ struct BenchResult {
 
 struct BenchProgress {
   const BenchRunSpec* run = nullptr;
-  size_t run_index = 0, n_runs = 0;
+  size_t run_index = 0, n_runs = 0;  // over all repetitions
   size_t prompt = 0, n_prompts = 0;  // prompt == 0: the session is loading
   double tokens_per_s = 0;           // this run's decode rate so far
 };
@@ -77,7 +78,9 @@ struct BenchCallbacks {
   std::function<void(const std::string&)> note;
 };
 
-// Runs `runs` over `prompts`. Errors (a model that fails to load, a failed generation)
+// Runs `runs` over `prompts`, config.repetitions times: each repetition runs every run in
+// order with a fresh session (and its warm-up), so slow drift of a shared machine touches
+// every method alike and the report can take medians. Errors (a model that fails to load, a failed generation)
 // stop the benchmark and are returned.
 Result<BenchResult> run_bench(const BenchConfig& config, const std::vector<BenchRunSpec>& runs,
                               const std::vector<Prompt>& prompts, const BenchCallbacks& callbacks);

@@ -47,6 +47,10 @@ void add_bench_flags(CLI::App& app, BenchConfig& c, BenchFlags& f) {
   app.add_option("--chat-template", c.chat_template, "with --chat: use this template by name (chatml, llama3, ...)");
   app.add_option("--warmup", c.warmup, "untimed generations per method and budget before measuring")
       ->check(CLI::Range(0, 100));
+  app.add_option("--repeat", c.repetitions,
+                 "repetitions of every run, each a fresh session with its warm-up; the table gives the median and "
+                 "the range")
+      ->check(CLI::Range(1, 100));
   app.add_flag("--per-category", c.per_category, "add a table per dataset and category");
   app.add_flag("--no-ar-check", f.no_ar_check, "do not run ar to compare every method's tokens with it");
   app.add_option("--json", f.json_path, "write the configuration, summary and per-prompt rows as JSON to this file");

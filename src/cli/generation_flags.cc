@@ -68,7 +68,8 @@ nlohmann::json cycles_json(const std::vector<CycleStats>& cycles) {
                         {"context", c.context},
                         {"draft_seconds", c.draft_seconds},
                         {"verify_seconds", c.verify_seconds},
-                        {"io_stall_seconds", c.io_stall_seconds}};
+                        {"io_stall_seconds", c.io_stall_seconds},
+                        {"policy", c.policy}};
     // EdgeLLM: alpha over time and the provisional tokens of each verification.
     if (c.threshold >= 0) o["alpha"] = c.threshold;
     if (c.provisional_tokens > 0 || c.carried_nodes > 0) {
@@ -131,6 +132,20 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                    static_cast<unsigned long long>(sp.rows_pruned), static_cast<unsigned long long>(sp.rows_verified),
                    sp.rows_verified ? 100.0 * (sp.rows_verified - sp.rows_pruned) / sp.rows_verified : 100.0);
     std::fprintf(stderr, "\n");
+    if (session.options().spec.method == SpecConfig::Method::kAuto) {
+      // Which policy auto ran, in order of first use.
+      std::vector<std::pair<std::string, int>> uses;
+      for (const CycleStats& cs : s.cycles) {
+        auto it = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == cs.policy; });
+        if (it == uses.end())
+          uses.push_back({cs.policy, 1});
+        else
+          ++it->second;
+      }
+      std::string line;
+      for (const auto& [name, n] : uses) line += (line.empty() ? "" : ", ") + name + " " + std::to_string(n);
+      std::fprintf(stderr, "auto:             cycles per policy: %s\n", line.empty() ? "none" : line.c_str());
+    }
     if (const CatsCycle* cats = session.cats())
       std::fprintf(stderr, "cats:             %s; %llu corrections, %llu cycles ended in a side branch\n",
                    cats->options().cuts.describe().c_str(), static_cast<unsigned long long>(sp.corrections),

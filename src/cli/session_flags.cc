@@ -34,10 +34,11 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
                  "verification, drafting during the target's I/O), mirror (Mirror-SD: rollouts of the next window "
                  "from the target's early-exit top-k, drafted in parallel with its later layers); coordgen "
                  "(retrieval from the context, no draft model needed; with --draft a hybrid), pld and sam (retrieval "
-                 "baselines); cats or kangaroo draft with the target's own first layers, no --draft (default: chain "
-                 "when --draft is given)")
+                 "baselines); cats or kangaroo draft with the target's own first layers, no --draft; auto picks among "
+                 "plain decoding, LEVER's trees and chains (retrieval trees without --draft) by their measured "
+                 "speed (default: chain when --draft is given)")
       ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm", "mirror", "coordgen", "pld",
-                             "sam", "cats", "kangaroo"}));
+                             "sam", "cats", "kangaroo", "auto"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
   app.add_option("--tree-widths", tree_widths, "tree: children per node at each depth, e.g. 3,2,1");
   app.add_option("--node-budget", node_budget, "opt-tree, coordgen, pld, sam: nodes per tree (default 16)");
@@ -141,6 +142,7 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   if (spec == "coordgen") c.method = M::kCoordGen;
   if (spec == "pld") c.method = M::kPld;
   if (spec == "sam") c.method = M::kSam;
+  if (spec == "auto") c.method = M::kAuto;
   c.retrieval.calibrate = !coordgen_no_calib;
   c.retrieval.reuse = !coordgen_no_reuse;
   c.retrieval.history_dir = history_dir;
@@ -154,7 +156,8 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   c.cats.verifier_adapter = cats_verifier_adapter;
   if (c.self_speculative() && !draft_path.empty())
     return Status::Errorf("--spec %s drafts with the target's own layers; it takes no --draft", spec.c_str());
-  if (draft_path.empty() && spec != "none" && !c.self_speculative() && !SpecConfig::is_retrieval(c.method))
+  if (draft_path.empty() && spec != "none" && !c.self_speculative() && !SpecConfig::is_retrieval(c.method) &&
+      c.method != M::kAuto)
     return Status::Errorf("--spec %s needs a draft model (--draft DRAFT.gguf)", spec.c_str());
   c.draft_model_path = draft_path;
   c.draft_len = draft_len;

@@ -42,6 +42,7 @@ Status Session::decode_cats(Slot& slot, const SpecConfig& spec, const std::vecto
   Stopwatch decode_timer;
   const uint64_t weight_before = target.counters().weight_bytes;
   const uint64_t stream_before = streamer_ ? streamer_->stats().bytes_read : 0;
+  const double stall_before_decode = streamer_ ? streamer_->stats().io_stall_seconds : 0;
   CatsCycleResult r;
   bool done = n_predict <= 0;
   while (!done) {
@@ -87,6 +88,7 @@ Status Session::decode_cats(Slot& slot, const SpecConfig& spec, const std::vecto
   stats->decode_seconds = decode_timer.elapsed();
   stats->decode_weight_bytes = target.counters().weight_bytes - weight_before;
   stats->decode_stream_bytes = (streamer_ ? streamer_->stats().bytes_read : 0) - stream_before;
+  stats->decode_io_stall_seconds = (streamer_ ? streamer_->stats().io_stall_seconds : 0) - stall_before_decode;
   return Status::Ok();
 }
 

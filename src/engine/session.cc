@@ -74,13 +74,12 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   // loaded once; every slot has its own drafter state (KV cache, scratch) over them.
   uint64_t draft_bytes = 0;
   const SpecConfig& spec = options.spec;
-  const bool prune =
-      spec.enabled() && spec.method == SpecConfig::Method::kLever && (spec.prune.enabled || spec.prune.shadow);
+  const bool prune = spec.enabled() && spec.prunes();
   int exit_layer = 0;
   // Retrieval methods need no draft model; with one, coordgen merges both (hybrid). CATS
   // and Kangaroo draft with the target's own layers.
   const bool self_spec = spec.self_speculative();
-  const bool retrieval_only = spec.enabled() && spec.draft_model_path.empty() && SpecConfig::is_retrieval(spec.method);
+  const bool retrieval_only = spec.enabled() && spec.draft_model_path.empty() && spec.drafts_by_retrieval();
   if (self_spec || retrieval_only) SF_RETURN_IF_ERROR(validate_spec_config(spec));
   if (spec.enabled() && !self_spec && !retrieval_only) {
     if (spec.draft_model_path.empty())
@@ -135,8 +134,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
           format_bytes(draft_bytes).c_str(), n_slots, format_bytes(options.mem_budget.bytes).c_str());
   }
 
-  if (spec.enabled() && SpecConfig::is_retrieval(spec.method))
-    SF_RETURN_IF_ERROR(s.add_retrieval_drafters(n_ctx, &draft_bytes));
+  if (spec.enabled() && spec.drafts_by_retrieval()) SF_RETURN_IF_ERROR(s.add_retrieval_drafters(n_ctx, &draft_bytes));
   // CATS adapters are resident (weights and one KV cache per slot) and count in the budget.
   CatsConfig cats = spec.cats;
   if (self_spec) {
@@ -356,7 +354,7 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
     SF_RETURN_IF_ERROR(decode_cats(slot, call_spec, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
   } else if (call_spec.enabled()) {
     TreeBuilder& builder = call_builder ? *call_builder : *slot.builder;
-    const TreePruner* pruner = call_spec.method == SpecConfig::Method::kLever ? pruner_.get() : nullptr;
+    const TreePruner* pruner = call_spec.prunes() ? pruner_.get() : nullptr;
     SF_RETURN_IF_ERROR(
         decode_speculative(slot, builder, pruner, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
   } else {
@@ -427,6 +425,7 @@ Status Session::decode_plain(ModelRunner& target, const std::vector<int32_t>& pr
   Stopwatch decode_timer;
   const uint64_t weight_before = target.counters().weight_bytes;
   const uint64_t stream_before = streamer_ ? streamer_->stats().bytes_read : 0;
+  const double stall_before_decode = streamer_ ? streamer_->stats().io_stall_seconds : 0;
   const int n_vocab = model_->hparams().n_vocab;
   for (int i = 0; i < n_predict; ++i) {
     const int32_t next = sampler.sample(logits.data(), n_vocab, history);
@@ -446,6 +445,7 @@ Status Session::decode_plain(ModelRunner& target, const std::vector<int32_t>& pr
   stats->decode_seconds = decode_timer.elapsed();
   stats->decode_weight_bytes = target.counters().weight_bytes - weight_before;
   stats->decode_stream_bytes = (streamer_ ? streamer_->stats().bytes_read : 0) - stream_before;
+  stats->decode_io_stall_seconds = (streamer_ ? streamer_->stats().io_stall_seconds : 0) - stall_before_decode;
   return Status::Ok();
 }
 

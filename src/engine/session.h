@@ -96,6 +96,9 @@ struct GenerationStats {
   // (CATS's BPT numerator) and bytes read from storage.
   uint64_t decode_weight_bytes = 0;
   uint64_t decode_stream_bytes = 0;
+  // Decoding only: seconds the target's passes waited for streamed weights (the draft's
+  // time is spec.draft_seconds; the rest of decode_seconds is the target's compute).
+  double decode_io_stall_seconds = 0;
   // CATS bytes per token: weight bytes read per generated token while decoding.
   double bytes_per_token() const {
     return generated_tokens > 0 ? static_cast<double>(decode_weight_bytes) / generated_tokens : 0;

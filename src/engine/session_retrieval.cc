@@ -19,7 +19,10 @@ RetrievalOptions retrieval_options(const SpecConfig& spec) {
   o.mode = spec.method == SpecConfig::Method::kPld   ? RetrievalOptions::Mode::kPld
            : spec.method == SpecConfig::Method::kSam ? RetrievalOptions::Mode::kSam
                                                      : RetrievalOptions::Mode::kCoordGen;
-  o.calibrate = spec.retrieval.calibrate;
+  // auto drafts by retrieval only when it has no draft model, usually for a plain `run`:
+  // there the calibration's prefill top-k pass (time to first token, and memory on large
+  // vocabularies) is not worth it; CoordGen's own method keeps it.
+  o.calibrate = spec.retrieval.calibrate && spec.method != SpecConfig::Method::kAuto;
   o.reuse = spec.retrieval.reuse;
   o.max_chain = std::min(spec.node_budget, spec.max_tree_depth);
   return o;

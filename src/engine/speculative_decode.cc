@@ -101,6 +101,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   Stopwatch decode_timer;
   const uint64_t weight_before = target.counters().weight_bytes;
   const uint64_t stream_before = streamer_ ? streamer_->stats().bytes_read : 0;
+  const double stall_before_decode = streamer_ ? streamer_->stats().io_stall_seconds : 0;
   TokenTree tree, kept_tree;
   std::vector<int32_t> kept_to_node;  // node of `tree` for each node of kept_tree
   std::vector<float> row_buffer(static_cast<size_t>(n_vocab));
@@ -130,6 +131,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     SF_RETURN_IF_ERROR(builder.build(drafter, ctx, &tree));
     have_carried = false;
     cycle.draft_seconds = draft_timer.elapsed();
+    cycle.policy = builder.policy();
     cycle.tree_nodes = tree.size();
     cycle.max_depth = tree.max_depth();
 
@@ -138,7 +140,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     const int32_t n_past = target.n_past();
     PruneDecision decision;
     LayerTap tap;
-    if (pruner && tree.size() > 0) {
+    if (pruner && tree.size() > 0 && builder.wants_pruning()) {
       tap.layer = pruner->config().exit_layer;
       tap.fn = [&](const float* hidden, const std::vector<int64_t>& rows, std::vector<int64_t>* keep) {
         decision = pruner->decide(tree, [&](int64_t row) { return hidden + row * n_embd; });
@@ -277,6 +279,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   // The draft model's own weight reads are not counted here (its runner is the drafter's).
   stats->decode_weight_bytes = target.counters().weight_bytes - weight_before;
   stats->decode_stream_bytes = (streamer_ ? streamer_->stats().bytes_read : 0) - stream_before;
+  stats->decode_io_stall_seconds = (streamer_ ? streamer_->stats().io_stall_seconds : 0) - stall_before_decode;
   return drafter.end_sequence(history, prompt.size());
 }
 

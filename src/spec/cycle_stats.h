@@ -46,6 +46,9 @@ struct CycleStats {
   int32_t rollout_tokens = 0;
   int32_t rollout_kept = 0;
   int32_t mirror_outcome = 0;  // nodes the tree started with (provisional tokens of the last cycle)
+  // The policy that built the tree (TreeBuilder::policy(): auto's chosen arm, else the
+  // builder's own name); a string literal or a name the builder owns for its lifetime.
+  const char* policy = "";
   std::vector<VisitedRow> visited;
 };
 

@@ -27,6 +27,8 @@ const char* SpecConfig::method_name(Method m) {
       return "pld";
     case Method::kSam:
       return "sam";
+    case Method::kAuto:
+      return "auto";
     case Method::kMirror:
       return "mirror";
   }
@@ -71,6 +73,8 @@ int64_t max_tree_size(const SpecConfig& c) {
     case SpecConfig::Method::kLever:
     case SpecConfig::Method::kEdgeLlm:
       return c.max_tree_nodes;
+    case SpecConfig::Method::kAuto:  // its largest arm: LEVER's trees, or a 16-node retrieval tree
+      return c.draft_model_path.empty() ? std::min(16, c.max_tree_nodes) : std::max(8, c.max_tree_nodes);
     case SpecConfig::Method::kCats:  // the chain, a correction and the extra branches per position
       return static_cast<int64_t>(c.draft_len) * (2 + c.cats.extra_branches);
     case SpecConfig::Method::kKangaroo:

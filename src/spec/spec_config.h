@@ -88,7 +88,10 @@ struct SpecConfig {
     kSam,
     kCats,
     kKangaroo,
-    kMirror
+    kMirror,
+    // Chooses among plain decoding and several tree builders online by measured speed
+    // (auto_tree_builder.h); drafts with the draft model, or by retrieval without one.
+    kAuto
   };
   Method method = Method::kNone;
   std::string draft_model_path;  // a GGUF with the target's vocabulary
@@ -112,6 +115,16 @@ struct SpecConfig {
   static const char* method_name(Method m);
   // Whether the method drafts by retrieval (and so needs no draft model).
   static bool is_retrieval(Method m) { return m == Method::kCoordGen || m == Method::kPld || m == Method::kSam; }
+  // Whether this config drafts by retrieval: a retrieval method, or auto without a draft model.
+  bool drafts_by_retrieval() const {
+    return is_retrieval(method) || (method == Method::kAuto && draft_model_path.empty());
+  }
+  // Whether the session prunes trees at an early exit (LEVER's pruner): lever unless
+  // switched off, and auto's LEVER arm when it drafts with a draft model.
+  bool prunes() const {
+    return (method == Method::kLever && (prune.enabled || prune.shadow)) ||
+           (method == Method::kAuto && !draft_model_path.empty());
+  }
 };
 
 // Children per node at each depth for a config: chain = {1} x draft_len; tree = the given

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "spec/auto_tree_builder.h"
 #include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
 #include "spec/mirror_chain_builder.h"
@@ -49,6 +50,7 @@ std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config) {
     o.max_depth = config.max_tree_depth;
     return std::make_unique<FrontierTreeBuilder>(o, name);
   }
+  if (config.method == M::kAuto) return std::make_unique<AutoTreeBuilder>(make_auto_arms(config, config.prunes()));
   if (config.method == M::kEdgeLlm)
     return std::make_unique<EdgeLlmTreeBuilder>(config.edgellm, config.max_tree_nodes, config.max_tree_depth, name);
   if (config.method == M::kMirror) return std::make_unique<MirrorChainBuilder>(config.draft_len, name);

@@ -61,6 +61,11 @@ class TreeBuilder {
     (void)leaf, (void)dist;
     return false;
   }
+  // The policy that built the last tree: the builder itself, or for a builder that
+  // delegates (auto), the one it chose. Valid for the builder's lifetime.
+  virtual const char* policy() const { return name(); }
+  // Whether the session's pruner (LEVER's early exit) may prune the last built tree.
+  virtual bool wants_pruning() const { return true; }
   // Whether build() accepts BuildContext::carried.
   virtual bool accepts_carried() const { return false; }
   // The verification threshold the builder used for the last tree (EdgeLLM's alpha), for

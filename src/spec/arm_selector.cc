@@ -1,0 +1,64 @@
+#include "spec/arm_selector.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+
+namespace sf {
+
+ArmSelector::ArmSelector(int n_arms, ArmSelectorOptions options) : options_(options) {
+  SF_CHECK(n_arms >= 1);
+  arms_.resize(static_cast<size_t>(n_arms));
+}
+
+double ArmSelector::rate(int arm) const {
+  const Arm& a = arms_[static_cast<size_t>(arm)];
+  return a.seconds > 0 ? a.tokens / a.seconds : 0;
+}
+
+int ArmSelector::best() const {
+  int best = -1;
+  for (int a = 0; a < n_arms(); ++a)
+    if (arms_[static_cast<size_t>(a)].cycles > 0 && (best < 0 || rate(a) > rate(best))) best = a;
+  return best;
+}
+
+double ArmSelector::expected_regret(int arm, int top) const {
+  const Arm& a = arms_[static_cast<size_t>(arm)];
+  if (a.weight <= 0 || rate(top) <= 0) return 0;
+  return std::max(0.0, (a.seconds - a.tokens / rate(top)) / a.weight);
+}
+
+int ArmSelector::choose() {
+  const int top = best();
+  if (top < 0) return 0;
+  const double budget = options_.explore_share * total_seconds_ - regret_seconds_;
+  if (budget < 0) return top;
+  for (int a = 0; a < n_arms(); ++a)
+    if (arms_[static_cast<size_t>(a)].cycles == 0) return a;
+  // The stalest arm among the stale ones whose typical cycle fits in what is left of the
+  // budget: a near-equal arm fits nearly always, a very slow one only now and then.
+  int chosen = -1;
+  for (int a = 0; a < n_arms(); ++a) {
+    const Arm& arm = arms_[static_cast<size_t>(a)];
+    if (a == top || cycle_ - arm.last_cycle <= options_.stale_cycles || expected_regret(a, top) > budget) continue;
+    if (chosen < 0 || arm.last_cycle < arms_[static_cast<size_t>(chosen)].last_cycle) chosen = a;
+  }
+  return chosen >= 0 ? chosen : top;
+}
+
+void ArmSelector::observe(int arm, double tokens, double seconds) {
+  SF_CHECK(arm >= 0 && arm < n_arms());
+  seconds = std::max(seconds, 1e-9);
+  const int top = best();
+  if (top >= 0 && top != arm && rate(top) > 0) regret_seconds_ += std::max(0.0, seconds - tokens / rate(top));
+  total_seconds_ += seconds;
+  Arm& a = arms_[static_cast<size_t>(arm)];
+  a.tokens = options_.decay * a.tokens + tokens;
+  a.seconds = options_.decay * a.seconds + seconds;
+  a.weight = options_.decay * a.weight + 1;
+  ++a.cycles;
+  a.last_cycle = cycle_++;
+}
+
+}  // namespace sf

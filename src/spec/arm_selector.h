@@ -1,0 +1,73 @@
+// ArmSelector: the online choice behind `--spec auto` (auto_tree_builder.h). Each arm is a
+// decoding policy (plain decoding, a chain, LEVER's gain/cost trees, ...); a cycle of arm a
+// emits tokens_a tokens in seconds_a seconds, and the selector keeps each arm's rate
+// (tokens per second, over its recent cycles) and runs the best one.
+//
+// Why a rate and not a model: the policies' own cost models (LEVER's latency profile and
+// calibration) are right in some regimes and badly wrong in others (docs/lever.md: 0.40x
+// Flash-AR at a 50% budget on emulated UFS 4.0), while the measured rate of a policy on
+// this machine, model, budget and storage is exactly the quantity the user cares about.
+//
+// Exploration is paid for out of a regret budget. The regret of a cycle run on an arm that
+// is not the current best is the time it took beyond what the best arm would have needed
+// for the same tokens (seconds - tokens / best_rate). Trying an arm never run is allowed
+// while the summed regret stays under `explore_share` of all the time spent; re-measuring
+// one not run for `stale_cycles` cycles, when its typical cycle's regret fits in what is
+// left of that budget. So an arm that is very
+// expensive where it loses (a long chain with a resident target costs 10-25x plain decoding
+// per token) is tried once and then rarely, and an arm that is nearly as good is re-measured
+// often (its cycles cost little regret): the loss to exploration stays near explore_share of
+// the run, in every regime, without knowing the regime in advance.
+//
+// Deterministic (no random numbers): the choice depends only on the observations, so it
+// never touches the sampler's random stream. Not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sf {
+
+struct ArmSelectorOptions {
+  double explore_share = 0.03;  // the most of the time that exploration may lose
+  int stale_cycles = 48;        // an arm not run for this many cycles is re-measured (when affordable)
+  double decay = 0.85;          // weight of an arm's older cycles at each new one of its own
+};
+
+class ArmSelector {
+ public:
+  ArmSelector(int n_arms, ArmSelectorOptions options = {});
+  // The arm to run next: an unexplored or stale arm when the regret budget allows,
+  // otherwise the best. Arms are explored first in their index order.
+  int choose();
+  // What a cycle of `arm` did: tokens emitted and seconds taken (draft + verification).
+  void observe(int arm, double tokens, double seconds);
+
+  int n_arms() const { return static_cast<int>(arms_.size()); }
+  // The arm with the highest measured rate (-1 before any observation).
+  int best() const;
+  double rate(int arm) const;  // tokens per second over the arm's recent cycles; 0 if never run
+  int64_t cycles(int arm) const { return arms_[static_cast<size_t>(arm)].cycles; }
+  double regret_seconds() const { return regret_seconds_; }
+  double total_seconds() const { return total_seconds_; }
+
+ private:
+  struct Arm {
+    double tokens = 0;   // decayed sums over the arm's own cycles
+    double seconds = 0;  //
+    double weight = 0;   // the decayed count of cycles (the sums / weight = a typical cycle)
+    int64_t cycles = 0;
+    int64_t last_cycle = -1;  // the selector's cycle count when the arm last ran
+  };
+  // The regret one typical cycle of `arm` costs against the best arm `top`.
+  double expected_regret(int arm, int top) const;
+
+  ArmSelectorOptions options_;
+  std::vector<Arm> arms_;
+  int64_t cycle_ = 0;
+  double total_seconds_ = 0;
+  double regret_seconds_ = 0;
+};
+
+}  // namespace sf

@@ -1,0 +1,97 @@
+#include "spec/auto_tree_builder.h"
+
+#include "base/check.h"
+#include "spec/frontier_tree_builder.h"
+#include "spec/static_tree_builder.h"
+
+namespace sf {
+namespace {
+
+// Drafts nothing: the cycle verifies the pending token alone, which is plain decoding.
+class PlainArm : public TreeBuilder {
+ public:
+  const char* name() const override { return "plain"; }
+  Status build(Drafter&, const BuildContext&, TokenTree* tree) override {
+    tree->clear();
+    return Status::Ok();
+  }
+};
+
+FrontierBuilderOptions frontier_options(const SpecConfig& config, FrontierBuilderOptions::Objective objective,
+                                        int node_budget) {
+  FrontierBuilderOptions o;
+  o.objective = objective;
+  o.node_budget = node_budget;
+  o.max_nodes = config.max_tree_nodes;
+  o.max_depth = config.max_tree_depth;
+  return o;
+}
+
+}  // namespace
+
+std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
+  using Objective = FrontierBuilderOptions::Objective;
+  std::vector<AutoArm> arms;
+  // Plain decoding first: it is the cheapest to try in every regime, and the rate the
+  // others are measured against from the start.
+  arms.push_back({"plain", std::make_unique<PlainArm>(), false});
+  if (config.draft_model_path.empty()) {
+    arms.push_back({"coordgen:16", std::make_unique<FrontierTreeBuilder>(
+                                       frontier_options(config, Objective::kNodeBudget, 16), "coordgen:16")});
+    arms.push_back({"coordgen:4", std::make_unique<FrontierTreeBuilder>(
+                                      frontier_options(config, Objective::kNodeBudget, 4), "coordgen:4")});
+    return arms;
+  }
+  // LEVER second: its own cost model is usually close, so trying it early finds a good arm
+  // fast where speculation pays; the chains cover the regimes where it misjudges.
+  arms.push_back({"lever",
+                  std::make_unique<FrontierTreeBuilder>(frontier_options(config, Objective::kGainPerCost, 0), "lever"),
+                  prune});
+  arms.push_back({"chain:4", std::make_unique<StaticTreeBuilder>(std::vector<int>(4, 1), "chain:4"), false});
+  arms.push_back({"chain:2", std::make_unique<StaticTreeBuilder>(std::vector<int>(2, 1), "chain:2"), false});
+  arms.push_back({"chain:8", std::make_unique<StaticTreeBuilder>(std::vector<int>(8, 1), "chain:8"), false});
+  return arms;
+}
+
+AutoTreeBuilder::AutoTreeBuilder(std::vector<AutoArm> arms, ArmSelectorOptions options)
+    : arms_(std::move(arms)), selector_(static_cast<int>(arms_.size()), options) {
+  SF_CHECK(!arms_.empty());
+}
+
+LatencyProfile* AutoTreeBuilder::latency_profile() {
+  for (AutoArm& arm : arms_)
+    if (LatencyProfile* p = arm.builder->latency_profile()) return p;
+  return nullptr;
+}
+
+Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) {
+  if (!profiles_shared_) {
+    // The session seeded the first profile after construction; every arm starts from it.
+    profiles_shared_ = true;
+    if (LatencyProfile* seeded = latency_profile())
+      for (AutoArm& arm : arms_)
+        if (LatencyProfile* p = arm.builder->latency_profile(); p && p != seeded) *p = *seeded;
+  }
+  current_ = selector_.choose();
+  return arms_[static_cast<size_t>(current_)].builder->build(drafter, ctx, tree);
+}
+
+void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
+  TreeBuilder& chosen = *arms_[static_cast<size_t>(current_)].builder;
+  chosen.observe(tree, stats);
+  // A pruned pass ran part of its rows through part of the layers: not a full pass's cost.
+  if (stats.rows_pruned == 0)
+    for (AutoArm& arm : arms_)
+      if (LatencyProfile* p = arm.builder->latency_profile(); p && arm.builder.get() != &chosen)
+        p->observe_verify(stats.tree_nodes + 1, stats.context, stats.verify_seconds);
+  // Every cycle emits its accepted nodes and a bonus token.
+  selector_.observe(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds);
+}
+
+std::vector<int64_t> AutoTreeBuilder::arm_cycles() const {
+  std::vector<int64_t> cycles;
+  for (int a = 0; a < selector_.n_arms(); ++a) cycles.push_back(selector_.cycles(a));
+  return cycles;
+}
+
+}  // namespace sf

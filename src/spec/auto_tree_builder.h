@@ -1,0 +1,67 @@
+// AutoTreeBuilder: `--spec auto`. It owns several tree builders (arms) over the session's
+// one drafter and, each cycle, lets an ArmSelector (arm_selector.h) pick the one whose
+// measured tokens per second is best on this machine, model, budget and storage, exploring
+// the others out of a small regret budget. An arm that drafts nothing is plain decoding, so
+// auto can always fall back to Flash-AR's speed where speculation does not pay (a small
+// resident target), and grow LEVER's trees where a pass costs tens of draft steps.
+//
+// The arms (make_auto_arms):
+//  - with a draft model: plain, LEVER's gain/cost trees (with early-exit pruning when the
+//    session has a pruner), and chains of 2, 4 and 8 tokens;
+//  - without one: plain, and CoordGen's retrieval trees (node budgets 4 and 16).
+// Every arm's trees are verified by the same lossless verifier, so auto is lossless
+// whatever it picks; its choice depends only on past timings, never on the sampler's
+// random stream.
+//
+// Each arm learns only from its own cycles (its statistics, calibration, pacing), except
+// the verification latency profile, which every cycle refines for every arm that has one:
+// a pass over n rows costs the same whoever built the tree.
+// Not thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spec/arm_selector.h"
+#include "spec/tree_builder.h"
+
+namespace sf {
+
+struct AutoArm {
+  std::string name;
+  std::unique_ptr<TreeBuilder> builder;
+  bool prune = false;  // the session's pruner (LEVER's early exit) applies to this arm's trees
+};
+
+// The arms for a config (method kAuto): drafting with a draft model when it names one,
+// else by retrieval. `prune`: the session prunes LEVER's trees.
+std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune);
+
+class AutoTreeBuilder : public TreeBuilder {
+ public:
+  AutoTreeBuilder(std::vector<AutoArm> arms, ArmSelectorOptions options = {});
+  const char* name() const override { return "auto"; }
+  Status build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) override;
+  void observe(const TokenTree& tree, const CycleStats& stats) override;
+  // The first arm's profile that has one (the session seeds it; the others get a copy at
+  // the first build).
+  LatencyProfile* latency_profile() override;
+  const char* policy() const override { return arms_[static_cast<size_t>(current_)].name.c_str(); }
+  bool wants_pruning() const override { return arms_[static_cast<size_t>(current_)].prune; }
+  double threshold() const override { return arms_[static_cast<size_t>(current_)].builder->threshold(); }
+
+  const ArmSelector& selector() const { return selector_; }
+  const std::vector<AutoArm>& arms() const { return arms_; }
+  int current_arm() const { return current_; }
+  // Cycles each arm has run, in arm order (for --stats).
+  std::vector<int64_t> arm_cycles() const;
+
+ private:
+  std::vector<AutoArm> arms_;
+  ArmSelector selector_;
+  int current_ = 0;
+  bool profiles_shared_ = false;
+};
+
+}  // namespace sf

@@ -1,0 +1,177 @@
+// `--spec auto` end to end on stories260K with its distilled draft (the real pair), and on
+// stories260K alone (auto then drafts by retrieval):
+//  - greedy output equals plain decoding whatever policy auto picks, resident and streamed
+//    (EMULATED slow storage);
+//  - where a target pass is expensive (0%, EMULATED 25 MB/s: a pass costs tens of draft
+//    steps) auto spends most cycles on a drafting policy, and its drafts are accepted;
+//  - every arm it has is tried, and the cycles name the policy that built their tree;
+//  - sampling stays lossless: the first two tokens follow the target's distributions.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "chi_square.h"
+#include "engine/session.h"
+#include "test_paths.h"
+
+namespace sf {
+namespace {
+
+std::unique_ptr<Session> make_session(SpecConfig::Method method, bool with_draft, const char* budget,
+                                      double io_bandwidth) {
+  SessionOptions o;
+  o.model_path = test::shared_path("models/stories260K.gguf");
+  o.n_threads = 2;
+  o.n_ctx = 256;
+  o.mem_budget = *MemoryBudget::parse(budget);
+  o.io_bandwidth = io_bandwidth;
+  o.spec.method = method;
+  if (with_draft && method != SpecConfig::Method::kNone)
+    o.spec.draft_model_path = test::source_path("models/stories260K-draft.gguf");
+  auto s = Session::create(o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+std::vector<int32_t> generate(Session& s, const std::vector<int32_t>& prompt, int n, const SamplingParams& sp,
+                              GenerationStats* stats) {
+  std::vector<int32_t> out;
+  auto r = s.generate(prompt, n, sp, /*ignore_eos=*/true, [&](int32_t id, const std::string&) {
+    if (id >= 0) out.push_back(id);
+    return true;
+  });
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (r.ok() && stats) *stats = *r;
+  return out;
+}
+
+const std::vector<std::string> kPrompts = {
+    "Once upon a time",
+    "Lily wanted to play with her big red ball. One day",
+    "The little dog was sad because",
+    "Tom and Sue went to the park. Tom and Sue went to the park.",
+    "One day, a bird",
+    "She looked at the sky and",
+};
+
+struct AutoCase {
+  const char* name;
+  bool with_draft;
+  const char* budget;
+  double io_bandwidth;  // EMULATED bytes/s; 0: the real disk (or nothing streams)
+  bool drafting_pays;   // a pass costs tens of draft steps: auto must mostly draft
+};
+
+class AutoGreedy : public ::testing::TestWithParam<AutoCase> {};
+
+TEST_P(AutoGreedy, EqualsPlainDecodingAndTriesEveryPolicy) {
+  SF_SKIP_WITHOUT_SHARED();
+  const AutoCase& c = GetParam();
+  auto plain = make_session(SpecConfig::Method::kNone, false, "100%", 0);
+  auto spec = make_session(SpecConfig::Method::kAuto, c.with_draft, c.budget, c.io_bandwidth);
+  ASSERT_TRUE(plain && spec);
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  uint64_t proposed = 0, accepted = 0, cycles = 0;
+  std::map<std::string, int> policy_cycles;
+  for (const auto& text : kPrompts) {
+    const auto prompt = *plain->tokenize(text);
+    GenerationStats st;
+    const auto want = generate(*plain, prompt, 48, greedy, nullptr);
+    const auto got = generate(*spec, prompt, 48, greedy, &st);
+    ASSERT_EQ(want, got) << "prompt: " << text;
+    proposed += st.spec.draft_tokens;
+    accepted += st.spec.accepted_draft_tokens;
+    cycles += st.spec.cycles;
+    for (const CycleStats& cs : st.cycles) ++policy_cycles[cs.policy];
+  }
+  std::string used;
+  for (const auto& [name, n] : policy_cycles) used += " " + name + "=" + std::to_string(n);
+  std::printf("%s: proposed %llu accepted %llu over %llu cycles; policies:%s\n", c.name,
+              static_cast<unsigned long long>(proposed), static_cast<unsigned long long>(accepted),
+              static_cast<unsigned long long>(cycles), used.c_str());
+  // The arms: plain and LEVER and chains with a draft model; plain and retrieval trees without.
+  const std::set<std::string> expected = c.with_draft
+                                             ? std::set<std::string>{"plain", "lever", "chain:2", "chain:4", "chain:8"}
+                                             : std::set<std::string>{"plain", "coordgen:16", "coordgen:4"};
+  for (const auto& [name, n] : policy_cycles) EXPECT_TRUE(expected.count(name)) << "unknown policy " << name;
+  EXPECT_TRUE(policy_cycles.count("plain")) << "plain decoding is always tried";
+  EXPECT_GE(policy_cycles.size(), 2u) << "a drafting policy is tried";
+  EXPECT_GT(proposed, 0u) << "drafts are proposed";
+  EXPECT_GT(accepted, 0u) << "and accepted";
+  if (c.drafting_pays) {
+    EXPECT_LT(policy_cycles["plain"], static_cast<int>(cycles / 4)) << "drafting pays here: auto mostly drafts";
+    EXPECT_EQ(policy_cycles.size(), expected.size()) << "every arm is tried when exploration is cheap";
+    EXPECT_GT(static_cast<double>(accepted + cycles) / static_cast<double>(cycles), 2.0)
+        << "more than two tokens per target pass";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Budgets, AutoGreedy,
+                         ::testing::Values(AutoCase{"draft_resident", true, "100%", 0, false},
+                                           AutoCase{"draft_streamed0_emulated_25M", true, "0%", 25e6, true},
+                                           AutoCase{"draft_streamed50_emulated_100M", true, "50%", 100e6, false},
+                                           AutoCase{"retrieval_streamed0_emulated_25M", false, "0%", 25e6, false}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Exact next-token distribution of the target after `prompt`, as the sampler processes it.
+std::vector<double> target_distribution(Session& plain, const std::vector<int32_t>& prompt, const SamplingParams& sp) {
+  plain.reset();
+  std::vector<float> logits;
+  EXPECT_TRUE(plain.evaluate(prompt, false, &logits).ok());
+  Sampler sampler(sp);
+  std::vector<double> p(plain.model().hparams().n_vocab, 0.0);
+  for (const auto& tp : sampler.distribution(logits.data(), static_cast<int>(p.size()), prompt)) p[tp.id] = tp.p;
+  return p;
+}
+
+TEST(AutoSampled, FirstAndSecondTokenDistributionsMatchTarget) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto plain = make_session(SpecConfig::Method::kNone, false, "100%", 0);
+  // Streamed with EMULATED slow storage, so auto drafts (and LEVER's arm prunes).
+  auto spec = make_session(SpecConfig::Method::kAuto, true, "0%", 200e6);
+  ASSERT_TRUE(plain && spec);
+  SamplingParams sp;
+  sp.temperature = 1.5f;
+  sp.top_k = 0;
+  sp.top_p = 1.0f;
+  sp.min_p = 0.0f;
+  const auto prompt = *plain->tokenize("Once upon a time, there was a");
+  const auto p1 = target_distribution(*plain, prompt, sp);
+  const int trials = 1500;
+  std::vector<double> first(p1.size(), 0.0);
+  std::map<int32_t, std::vector<double>> second;
+  uint64_t accepted = 0, proposed = 0;
+  for (int i = 0; i < trials; ++i) {
+    sp.seed = 9000 + i;
+    GenerationStats st;
+    const auto out = generate(*spec, prompt, 2, sp, &st);
+    ASSERT_EQ(out.size(), 2u);
+    accepted += st.spec.accepted_draft_tokens;
+    proposed += st.spec.draft_tokens;
+    first[out[0]] += 1;
+    auto& row = second[out[0]];
+    row.resize(p1.size());
+    row[out[1]] += 1;
+  }
+  int32_t top = 0;
+  for (size_t t = 0; t < first.size(); ++t)
+    if (first[t] > first[top]) top = static_cast<int32_t>(t);
+  std::vector<int32_t> prefix = prompt;
+  prefix.push_back(top);
+  const auto p2 = target_distribution(*plain, prefix, sp);
+  const double p_first = test::chi_square_p_value(first, p1);
+  const double p_second = test::chi_square_p_value(second[top], p2);
+  std::printf("auto sampled: first p=%.3f second p=%.3f (n=%.0f), accepted %llu of %llu\n", p_first, p_second,
+              first[top], static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(proposed));
+  EXPECT_GT(p_first, 1e-3) << "first-token distribution differs from the target's";
+  EXPECT_GT(p_second, 1e-3) << "second-token distribution differs from the target's";
+  EXPECT_GT(accepted, 0u) << "drafts must be accepted";
+  EXPECT_LT(accepted, proposed) << "and sometimes rejected, or the residual path is untested";
+}
+
+}  // namespace
+}  // namespace sf
