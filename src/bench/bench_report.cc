@@ -251,6 +251,7 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
          (result.chat_template.empty() ? "" : "; chat template: " + result.chat_template) + "\n";
   out += "- prompts: " + context.prompt_source + " (" + std::to_string(result.prompts.size()) + ")\n";
   out += "- storage: " + storage_line(context, result) + "\n";
+  if (!context.preset.empty()) out += "- preset: " + context.preset + "\n";
   out += "- date: " + context.date + "\n\n";
   out += table(rows, false);
   out += time_split_table(rows);
@@ -300,6 +301,7 @@ OJson json_report(const ReportContext& context, const BenchConfig& config, const
   meta["tree_widths"] = config.tree_widths;
   meta["io_bandwidth_bytes_per_s"] = context.io_bandwidth;
   meta["io_bandwidth_emulated"] = context.io_bandwidth > 0;
+  meta["preset"] = context.preset.empty() ? OJson(nullptr) : OJson(context.preset);
   meta["prompt_source"] = context.prompt_source;
   meta["notes"] = result.notes;
 

@@ -20,6 +20,7 @@ struct ReportContext {
   std::string draft_model_path;  // "" when no method drafts
   double io_bandwidth = 0;       // EMULATED storage rate in bytes/s; 0 = the real device
   std::string prompt_source;     // "spec_bench:16" or the prompt file
+  std::string preset;            // --preset's arithmetic (phone_regime.h), or ""
   MachineInfo machine;
   std::string commit;
   std::string date;

@@ -12,6 +12,7 @@
 #include "bench/bench_runner.h"
 #include "bench/datasets.h"
 #include "bench/machine_info.h"
+#include "bench/phone_regime.h"
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
 
@@ -21,7 +22,7 @@ namespace {
 using bench::BenchConfig;
 
 struct BenchFlags {
-  std::string methods, budgets, json_path;
+  std::string methods, budgets, json_path, preset;
   std::vector<std::string> datasets = {"spec_bench:16"};
   bool no_ar_check = false;
 };
@@ -51,6 +52,10 @@ void add_bench_flags(CLI::App& app, BenchConfig& c, BenchFlags& f) {
                  "repetitions of every run, each a fresh session with its warm-up; the table gives the median and "
                  "the range")
       ->check(CLI::Range(1, 100));
+  app.add_option("--preset", f.preset,
+                 "phone: the scaled phone regime: budgets 0%,25% (unless --budgets) and storage EMULATED at the rate "
+                 "that makes one target pass at 0% cost 40 of the draft's measured decoding steps (needs --draft)")
+      ->check(CLI::IsMember({"phone"}));
   app.add_flag("--per-category", c.per_category, "add a table per dataset and category");
   app.add_flag("--no-ar-check", f.no_ar_check, "do not run ar to compare every method's tokens with it");
   app.add_option("--json", f.json_path, "write the configuration, summary and per-prompt rows as JSON to this file");
@@ -88,8 +93,14 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   SF_ASSIGN_OR_RETURN(c.methods, bench::parse_methods(methods));
   if (!f.budgets.empty() && !session_flags.mem_budget.empty())
     return Status::Error("give memory budgets with --budgets or --mem-budget, not both");
-  const std::string budgets =
-      !f.budgets.empty() ? f.budgets : (!session_flags.mem_budget.empty() ? session_flags.mem_budget : "50%");
+  if (f.preset == "phone" && !session_flags.io_bandwidth.empty())
+    return Status::Error("--preset phone sets the emulated storage rate itself; drop --io-bandwidth");
+  if (f.preset == "phone" && session_flags.draft_path.empty())
+    return Status::Error("--preset phone measures the regime in draft steps: it needs a draft model (--draft)");
+  const std::string default_budgets = f.preset == "phone" ? "0%,25%" : "50%";
+  const std::string budgets = !f.budgets.empty()                  ? f.budgets
+                              : !session_flags.mem_budget.empty() ? session_flags.mem_budget
+                                                                  : default_budgets;
   SF_ASSIGN_OR_RETURN(c.budgets, bench::parse_budgets(budgets));
   if (!session_flags.tree_widths.empty()) {
     SF_ASSIGN_OR_RETURN(c.tree_widths, bench::parse_tree_widths(session_flags.tree_widths));
@@ -178,6 +189,15 @@ int bench_command(int argc, char** argv) {
 
   std::vector<bench::Prompt> prompts;
   if (int rc = load_prompts(config, &prompts); rc != 0) return rc;
+  std::string preset_note;
+  if (flags.preset == "phone") {
+    std::fprintf(stderr, "[bench] measuring the draft's decoding step for the phone regime\n");
+    auto regime = bench::measure_phone_regime(*base, config.draft_model_path);
+    if (!regime.ok()) return fail(regime.status());
+    base->io_bandwidth = regime->io_bandwidth;
+    preset_note = regime->describe();
+    std::fprintf(stderr, "[bench] %s\n", preset_note.c_str());
+  }
   // Opened now so that an unwritable path fails before a long run, not after it.
   std::ofstream json_out;
   if (!flags.json_path.empty()) {
@@ -198,6 +218,7 @@ int bench_command(int argc, char** argv) {
   for (const auto& run : runs)
     if (run.options.spec.enabled()) context.draft_model_path = config.draft_model_path;
   context.io_bandwidth = base->io_bandwidth;
+  context.preset = preset_note;
   context.prompt_source = prompt_source(config);
   context.machine = bench::read_machine_info();
   context.commit = bench::git_commit();

@@ -1,0 +1,61 @@
+#include "bench/phone_regime.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "weights/memory_budget.h"
+
+namespace sf::bench {
+
+std::string PhoneRegime::describe() const {
+  char buf[512];
+  std::snprintf(
+      buf, sizeof(buf),
+      "scaled phone regime: storage EMULATED at %.1f MB/s = %s streamed per target pass at 0%% / (%.0f x "
+      "%.3f ms, the draft's measured decoding step), so one target pass at 0%% costs ~%.0f draft steps, as an "
+      "8B Q4_0 target on UFS 4.0 does against a ~0.5B draft",
+      io_bandwidth / 1e6, format_bytes(streamed_bytes_per_pass).c_str(), kPhonePassInDraftSteps,
+      1e3 * draft_step_seconds, kPhonePassInDraftSteps);
+  return buf;
+}
+
+Result<PhoneRegime> measure_phone_regime(const SessionOptions& base, const std::string& draft_path) {
+  if (draft_path.empty())
+    return Status::Error("--preset phone measures the regime in draft steps: it needs a draft model (--draft)");
+  PhoneRegime regime;
+  {
+    SessionOptions o = base;
+    o.spec = SpecConfig{};
+    o.mem_budget = *MemoryBudget::parse("0%");
+    o.io_bandwidth = 0;
+    SF_ASSIGN_OR_RETURN(auto target, Session::create(o));
+    regime.streamed_bytes_per_pass = target->plan().streamed_bytes_per_pass;
+  }
+  if (regime.streamed_bytes_per_pass == 0) return Status::Error("the target streams nothing at 0%: no phone regime");
+  SessionOptions o = base;
+  o.model_path = draft_path;
+  o.spec = SpecConfig{};
+  o.mem_budget = MemoryBudget{};
+  o.io_bandwidth = 0;
+  SF_ASSIGN_OR_RETURN(auto draft, Session::create(o));
+  auto prompt = draft->tokenize("Once upon a time");
+  if (!prompt.ok()) return prompt.status();
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  const auto ignore = [](int32_t, const std::string&) { return true; };
+  // The median of a few short runs: one run on a shared machine can be off by 2x.
+  std::vector<double> steps;
+  for (int i = 0; i < 5; ++i) {
+    SF_ASSIGN_OR_RETURN(const GenerationStats st, draft->generate(*prompt, 33, greedy, /*ignore_eos=*/true, ignore));
+    if (st.generated_tokens > 1) steps.push_back(st.decode_seconds / (st.generated_tokens - 1));
+  }
+  if (steps.empty()) return Status::Error("could not time the draft's decoding step");
+  std::sort(steps.begin(), steps.end());
+  regime.draft_step_seconds = steps[steps.size() / 2];
+  regime.io_bandwidth =
+      static_cast<double>(regime.streamed_bytes_per_pass) / (kPhonePassInDraftSteps * regime.draft_step_seconds);
+  return regime;
+}
+
+}  // namespace sf::bench
