@@ -31,7 +31,7 @@ int profile_command(int argc, char** argv) {
                  "also time passes of --max-rows rows that keep fewer rows after this layer (0: skip)");
   int code = 0;
   if (!parse_args(app, argc, argv, &code)) return code;
-  if (!flags.draft_path.empty() || flags.spec != "none")
+  if (flags.method() != "none")
     return usage_error(Status::Error("profile measures the target alone; drop --draft/--spec"));
   auto options = flags.to_options();
   if (!options.ok()) return usage_error(options.status());
