@@ -3,8 +3,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
+#include <memory>
 
 #include "bench/bench_config.h"
 #include "bench/bench_metrics.h"
@@ -13,6 +15,7 @@
 #include "bench/datasets.h"
 #include "bench/machine_info.h"
 #include "bench/phone_regime.h"
+#include "cli/checked_output.h"
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
 
@@ -64,7 +67,7 @@ void add_bench_flags(CLI::App& app, BenchConfig& c, BenchFlags& f) {
 // Flag values to a checked BenchConfig; errors are usage errors. The draft flags are the
 // shared session flags (--draft, --draft-len, --tree-widths), applied per method here.
 Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, BenchConfig& c) {
-  if (session_flags.spec != "none")
+  if (!session_flags.spec.empty() && session_flags.spec != "none")
     return Status::Error("bench picks speculative methods with --methods (chain,tree,opt-tree,lever,...), not --spec");
   c.draft_model_path = session_flags.draft_path;
   c.draft_len = session_flags.draft_len;
@@ -199,10 +202,10 @@ int bench_command(int argc, char** argv) {
     std::fprintf(stderr, "[bench] %s\n", preset_note.c_str());
   }
   // Opened now so that an unwritable path fails before a long run, not after it.
-  std::ofstream json_out;
+  std::unique_ptr<FILE, int (*)(FILE*)> json_out(nullptr, &std::fclose);
   if (!flags.json_path.empty()) {
-    json_out.open(flags.json_path);
-    if (!json_out) return fail(flags.json_path + ": cannot write the JSON report");
+    json_out.reset(std::fopen(flags.json_path.c_str(), "w"));
+    if (!json_out) return fail(flags.json_path + ": cannot write the JSON report: " + std::strerror(errno));
   }
 
   bench::BenchCallbacks callbacks;
@@ -226,12 +229,15 @@ int bench_command(int argc, char** argv) {
   const auto rows = bench::summarize_runs(*result);
   const auto category_rows = bench::summarize_categories(*result);
   std::printf("%s", bench::markdown_report(context, config, *result, rows, category_rows).c_str());
-  if (json_out.is_open()) {
+  if (json_out) {
     const auto json = bench::json_report(context, config, *result, rows, category_rows);
     // Replace, not throw, on invalid UTF-8: a prompt file may hold any bytes.
-    json_out << json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-    json_out.close();  // the data reaches the disk (or fails to) here, not at the <<
-    if (!json_out) return fail(flags.json_path + ": write failed (disk full?)");
+    const std::string text = json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    // Checked at the write, the flush and the close, each with the system's reason.
+    Status st = write_checked(json_out.get(), text, flags.json_path);
+    const Status closed = close_checked(json_out.release(), flags.json_path);
+    if (st.ok()) st = closed;
+    if (!st.ok()) return fail(st);
   }
   return 0;
 }

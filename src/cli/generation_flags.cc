@@ -95,6 +95,13 @@ nlohmann::json cycles_json(const std::vector<CycleStats>& cycles) {
   }
   return a;
 }
+// Target passes whose draft tree was empty.
+uint64_t cycles_without_draft(const GenerationStats& s) {
+  uint64_t n = 0;
+  for (const CycleStats& c : s.cycles) n += c.tree_nodes == 0 ? 1 : 0;
+  return n;
+}
+
 }  // namespace
 
 void print_generation_stats(const GenerationStats& s, const Session& session, uint64_t seed) {
@@ -126,6 +133,10 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                  sp.cycles ? static_cast<double>(sp.draft_tokens) / sp.cycles : 0.0,
                  static_cast<unsigned long long>(sp.max_tree_nodes),
                  sp.cycles ? static_cast<double>(sp.rows_verified) / sp.cycles : 0.0);
+    // Cycles whose tree was empty decoded one token without speculation (--draft-min, a
+    // confidence stop at the root, or a drafter with nothing to propose).
+    if (const uint64_t plain = cycles_without_draft(s); plain > 0)
+      std::fprintf(stderr, "; %llu of the passes without a draft", static_cast<unsigned long long>(plain));
     if (const TreePruner* pruner = session.tree_pruner())
       std::fprintf(stderr, "; pruned at layer %d (%s, theta %.2f): %llu of %llu rows dropped (%.0f%% kept)",
                    pruner->config().exit_layer, pruner->scorer().name(), static_cast<double>(pruner->config().theta),
@@ -226,6 +237,7 @@ std::string generation_stats_json(const GenerationStats& s, const Session& sessi
       {"target_passes", spec ? s.spec.cycles : (s.generated_tokens > 0 ? s.generated_tokens : 0)},
       {"mean_accepted", s.mean_accepted()},
       {"draft_tokens", s.spec.draft_tokens},
+      {"cycles_without_draft", cycles_without_draft(s)},
       {"accepted_draft_tokens", s.spec.accepted_draft_tokens},
       {"rows_verified", s.spec.rows_verified},
       {"rows_pruned", s.spec.rows_pruned},

@@ -31,8 +31,9 @@ int profile_command(int argc, char** argv) {
                  "also time passes of --max-rows rows that keep fewer rows after this layer (0: skip)");
   int code = 0;
   if (!parse_args(app, argc, argv, &code)) return code;
-  if (!flags.draft_path.empty() || flags.spec != "none")
+  if (!flags.draft_path.empty() || (!flags.spec.empty() && flags.spec != "none"))
     return usage_error(Status::Error("profile measures the target alone; drop --draft/--spec"));
+  flags.spec = "none";  // not the default (auto): the target alone
   auto options = flags.to_options();
   if (!options.ok()) return usage_error(options.status());
   if (options->n_ctx == 0) options->n_ctx = std::max(256, max_rows + 1);

@@ -36,7 +36,7 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
                  "(retrieval from the context, no draft model needed; with --draft a hybrid), pld and sam (retrieval "
                  "baselines); cats or kangaroo draft with the target's own first layers, no --draft; auto picks among "
                  "plain decoding, LEVER's trees and chains (retrieval trees without --draft) by their measured "
-                 "speed (default: chain when --draft is given)")
+                 "speed (default: auto; chain when --draft-min or --draft-p-min is given)")
       ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm", "mirror", "coordgen", "pld",
                              "sam", "cats", "kangaroo", "auto"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
@@ -90,19 +90,38 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--model-draft", draft_path, "llama.cpp's name for --draft (also -md)")->group("llama.cpp names");
   app.add_option("--draft-max", draft_len, "llama.cpp's name for --draft-len")->group("llama.cpp names");
   app.add_option("--draft-min", draft_min,
-                 "llama.cpp's minimum draft length: accepted and checked (<= --draft-max); specflash always drafts "
-                 "--draft-len tokens per cycle")
+                 "chain: a cycle whose draft is shorter than this decodes without speculation (0..--draft-max, "
+                 "default 0; drafts end early only with --draft-p-min or at the end of the context)")
       ->check(CLI::Range(0, 1 << 10))
+      ->group("llama.cpp names");
+  app.add_option("--draft-p-min", draft_p_min,
+                 "chain: stop drafting where the draft's top token has probability below this (0..1; llama.cpp's "
+                 "default is 0.75; not given: every cycle drafts --draft-max tokens)")
+      ->check(CLI::Range(0.0f, 1.0f))
       ->group("llama.cpp names");
   gpu_only.add_to(app);
 }
 
 void SessionFlags::print_notes() const {
   gpu_only.note_ignored();
-  if (draft_min > 0)
-    std::fprintf(stderr, "note: --draft-min %d is accepted for llama.cpp compatibility; every cycle drafts %d tokens\n",
-                 draft_min, draft_len);
+  const std::string m = method();
+  if (m == "none" && !draft_path.empty())
+    std::fprintf(stderr, "note: --spec none: the draft model %s is not used (plain decoding)\n", draft_path.c_str());
+  if ((draft_min > 0 || draft_p_min >= 0) && m != "chain" && m != "none")
+    std::fprintf(stderr, "note: --draft-min and --draft-p-min apply to --spec chain; --spec %s ignores them\n",
+                 m.c_str());
 }
+
+// Without --spec: auto, which picks plain decoding, LEVER's trees or a chain (retrieval
+// trees without a draft) by their measured speed on this machine (auto_tree_builder.h), so
+// the default is never much slower than plain decoding. llama.cpp's chain knobs
+// (--draft-min, --draft-p-min) ask for its chain.
+std::string default_method_for(const SessionFlags& flags) {
+  if (!flags.draft_path.empty() && (flags.draft_min > 0 || flags.draft_p_min >= 0)) return "chain";
+  return "auto";
+}
+
+std::string SessionFlags::method() const { return spec.empty() ? default_method_for(*this) : spec; }
 
 Result<SessionOptions> SessionFlags::to_options() const {
   SessionOptions o;
@@ -116,9 +135,9 @@ Result<SessionOptions> SessionFlags::to_options() const {
   }
   if (io_backend == "io_uring") o.io.backend = DirectReaderOptions::Backend::kIoUring;
   if (io_backend == "pread") o.io.backend = DirectReaderOptions::Backend::kPread;
-  if (!draft_path.empty() || spec != "none") {
-    if (draft_min > draft_len)
-      return Status::Errorf("--draft-min %d is larger than --draft-max/--draft-len %d", draft_min, draft_len);
+  if (draft_min > draft_len)
+    return Status::Errorf("--draft-min %d is larger than --draft-max/--draft-len %d", draft_min, draft_len);
+  if (method() != "none") {
     SF_ASSIGN_OR_RETURN(o.spec, spec_config());
   }
   return o;
@@ -131,6 +150,8 @@ namespace sf::cli {
 Result<SpecConfig> SessionFlags::spec_config() const {
   SpecConfig c;
   using M = SpecConfig::Method;
+  // Deliberately hides the member: below, `spec` is --spec with the default applied.
+  const std::string spec = method();
   c.method = spec == "tree"       ? M::kTree
              : spec == "opt-tree" ? M::kOptTree
              : spec == "lever"    ? M::kLever
@@ -183,6 +204,10 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   c.mirror.exit_layer = mirror_exit_layer;
   c.mirror.kappa = mirror_kappa;
   c.draft_threads = draft_threads;
+  if (c.method == M::kChain) {
+    c.draft_min = draft_min;
+    c.draft_p_min = draft_p_min >= 0 ? draft_p_min : 0.0f;
+  }
   SF_RETURN_IF_ERROR(validate_spec_config(c));
   return c;
 }

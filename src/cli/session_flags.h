@@ -20,7 +20,7 @@ struct SessionFlags {
   int stream_buffers = 2;
   std::string io_backend = "auto";
   std::string draft_path;
-  std::string spec = "none";
+  std::string spec;  // empty: not given (default_method_for decides)
   int draft_len = 4;
   std::string tree_widths;
   // Frontier trees and LEVER.
@@ -44,10 +44,13 @@ struct SessionFlags {
 
   // The speculative settings these flags give (method from --spec; validated).
   Result<SpecConfig> spec_config() const;
+  // The --spec method in effect: the one given, else default_method_for(*this).
+  std::string method() const;
 
   // llama.cpp spellings (issue 16): -md/--model-draft, --draft-max, --draft-min, and the
   // GPU-only options, accepted with a note.
   int draft_min = 0;
+  float draft_p_min = -1;  // negative: not given (no confidence stop)
   // coordgen (retrieval drafting)
   bool coordgen_no_calib = false;
   bool coordgen_no_reuse = false;
@@ -64,6 +67,10 @@ struct SessionFlags {
   // One "note:" line per accepted-but-ignored llama.cpp option; call after parsing.
   void print_notes() const;
 };
+
+// The method used when --spec is not given ("none" or a --spec name). The one place that
+// decides the default (today: chain when a draft model is given, else none).
+std::string default_method_for(const SessionFlags& flags);
 
 // Session::create with what a user waits for on stderr: a line before loading a model big
 // enough to take a while, prefill progress for long prompts, and a warning when an

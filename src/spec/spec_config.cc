@@ -127,6 +127,11 @@ Status validate_spec_config(const SpecConfig& c) {
   if (c.retrieval.history_max_tokens < 1) return Status::Error("--history-max-tokens must be at least 1");
   if (!c.retrieval.history_dir.empty() && c.method != SpecConfig::Method::kCoordGen)
     return Status::Error("--history-dir applies to --spec coordgen only");
+  if (c.draft_min < 0 || c.draft_min > c.draft_len)
+    return Status::Errorf("--draft-min %d is out of range (0..--draft-max/--draft-len %d)", c.draft_min, c.draft_len);
+  if (!(c.draft_p_min >= 0.0f && c.draft_p_min < 1.0f))
+    return Status::Errorf("--draft-p-min %g is out of range: it is a probability in [0, 1)",
+                          static_cast<double>(c.draft_p_min));
   return Status::Ok();
 }
 

@@ -108,6 +108,11 @@ struct SpecConfig {
   int draft_threads = 0;      // 0: share the target's pool (edgellm, mirror: threads of the draft's own)
   RetrievalConfig retrieval;  // coordgen, pld, sam
   CatsConfig cats;            // cats, kangaroo (draft_len is their gamma)
+  // chain, as llama.cpp's --draft-min / --draft-p-min (confident_chain_builder.h): stop a
+  // chain where the draft's top probability is below draft_p_min (0: never), and decode a
+  // cycle whose chain is shorter than draft_min without speculation (0: never).
+  int draft_min = 0;
+  float draft_p_min = 0;
 
   bool enabled() const { return method != Method::kNone; }
   // Methods that draft with the target's own layers (no draft model).

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "spec/auto_tree_builder.h"
+#include "spec/confident_chain_builder.h"
 #include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
 #include "spec/mirror_chain_builder.h"
@@ -54,6 +55,8 @@ std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config) {
   if (config.method == M::kEdgeLlm)
     return std::make_unique<EdgeLlmTreeBuilder>(config.edgellm, config.max_tree_nodes, config.max_tree_depth, name);
   if (config.method == M::kMirror) return std::make_unique<MirrorChainBuilder>(config.draft_len, name);
+  if (config.method == M::kChain && (config.draft_min > 0 || config.draft_p_min > 0))
+    return std::make_unique<ConfidentChainBuilder>(config.draft_len, config.draft_min, config.draft_p_min, name);
   return std::make_unique<StaticTreeBuilder>(tree_widths(config), name);
 }
 

@@ -72,6 +72,69 @@ TEST(LlamaFlags, ModelDraftAndDraftMaxDriveSpeculation) {
   expect_usage_error(greedy({"-md", draft(), "--draft-max", "2", "--draft-min", "3"}), "--draft-min 3");
 }
 
+// llama.cpp's meaning: drafting stops where the draft's top probability is below
+// --draft-p-min, and a cycle with fewer than --draft-min drafted tokens decodes plainly.
+TEST(LlamaFlags, DraftMinAndDraftPMinShapeTheChain) {
+  const std::vector<std::string> base = {"run",    "-m",    stories(),     "-p", "Once upon a time",
+                                         "--temp", "0",     "-n",          "48", "--ignore-eos",
+                                         "-md",    draft(), "--draft-max", "4"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const auto fixed = stats_json(base);
+  const auto confident = stats_json(with({"--draft-p-min", "0.75"}));
+  const auto with_min = stats_json(with({"--draft-p-min", "0.75", "--draft-min", "2"}));
+  // Not given: every pass verifies a full chain of 4, as before.
+  EXPECT_EQ(fixed["draft_tokens"].get<int>(), 4 * fixed["target_passes"].get<int>());
+  EXPECT_EQ(fixed["cycles_without_draft"].get<int>(), 0);
+  // The stop proposes fewer tokens, still accepted; some passes get no draft at all.
+  EXPECT_LT(confident["draft_tokens"].get<int>(), fixed["draft_tokens"].get<int>());
+  EXPECT_GT(confident["accepted_draft_tokens"].get<int>(), 0);
+  // The minimum turns more passes into plain decoding.
+  EXPECT_GT(with_min["cycles_without_draft"].get<int>(), confident["cycles_without_draft"].get<int>());
+  EXPECT_GT(with_min["accepted_draft_tokens"].get<int>(), 0);
+  // Lossless: the same text in all three.
+  const CommandResult a = run(base), b = run(with({"--draft-p-min", "0.75", "--draft-min", "2"}));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const CommandResult stats = run(with({"--draft-p-min", "0.75", "--draft-min", "2", "--stats"}));
+  EXPECT_NE(stats.err.find("of the passes without a draft"), std::string::npos) << stats.err;
+  expect_usage_error(run(with({"--draft-p-min", "1.5"})), "--draft-p-min");
+  // Other methods ignore both, with a note.
+  const CommandResult tree = run(with({"--spec", "tree", "--draft-min", "2"}));
+  EXPECT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_NE(tree.err.find("note: --draft-min and --draft-p-min apply to --spec chain"), std::string::npos) << tree.err;
+}
+
+// --spec not given + a draft: the default method (chain today); --spec none + a draft:
+// plain decoding, with a note that the draft is unused.
+TEST(LlamaFlags, SpecNoneWithADraftDecodesPlainly) {
+  const std::vector<std::string> base = {"run", "-m", stories(), "-p",   "Once upon a time", "--temp", "0",
+                                         "-n",  "24", "-md",     draft()};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const auto by_default = stats_json(base);
+  EXPECT_EQ(by_default["method"].get<std::string>(), "chain");
+  EXPECT_GT(by_default["draft_tokens"].get<int>(), 0);
+  const auto none = stats_json(with({"--spec", "none"}));
+  EXPECT_EQ(none["method"].get<std::string>(), "none");
+  EXPECT_EQ(none["draft_tokens"].get<int>(), 0);
+  EXPECT_EQ(none["target_passes"].get<int>(), 24);
+  const CommandResult r = run(with({"--spec", "none"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("note: --spec none: the draft model " + draft() + " is not used"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, greedy({"-n", "24"}).out);
+  // Without a draft nothing is noted.
+  const CommandResult plain = greedy({"-n", "4", "--spec", "none"});
+  EXPECT_EQ(plain.exit_code, 0);
+  EXPECT_EQ(plain.err.find("note:"), std::string::npos) << plain.err;
+}
+
 TEST(LlamaFlags, UnknownSingleDashWordsNameThemselves) {
   expect_usage_error(greedy({"-ngx", "5"}), "unknown option '-ngx'");
   expect_usage_error(greedy({"-nfoo"}), "unknown option '-nfoo'");

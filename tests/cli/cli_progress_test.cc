@@ -1,4 +1,4 @@
-// Long phases are not silent: model load of a big file, the prefill of a long prompt over
+// Long phases are not silent: model load of a big file, pack, the prefill of a long prompt over
 // slow (emulated) storage, and a warning when --io-bandwidth makes a pass take minutes.
 #include <gtest/gtest.h>
 
@@ -28,6 +28,11 @@ TEST(Progress, BigModelLoadIsAnnounced) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("loading " + model + " ("), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("loaded in "), std::string::npos) << r.err;
+  // pack reports its progress too (in tensors, by tenths) and its summary.
+  r = run({"pack", model, scratch() + "/packed.gguf"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("pack:  50%"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pack: wrote"), std::string::npos) << r.err;
   // The small default model loads without a word.
   r = run({"run", "-m", stories(), "-p", "Once", "-n", "1"});
   EXPECT_EQ(r.err.find("loading"), std::string::npos) << r.err;

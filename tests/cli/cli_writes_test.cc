@@ -67,9 +67,10 @@ TEST(CheckedWrites, FullDiskOnEveryOutput) {
   const std::string prompts = scratch() + "/prompts.txt";
   std::ofstream(prompts) << "Once upon a time\n";
   expect_error(run({"dump", "-m", stories(), "--prompts", prompts, "--n-gen", "2", "-o", "/dev/full"}), "/dev/full");
+  // With the system's reason, not a guess.
   expect_error(run({"bench", "-m", stories(), "--prompt-file", prompts, "-n", "2", "--methods", "ar", "--budgets",
                     "100%", "--json", "/dev/full"}),
-               "/dev/full");
+               "/dev/full: write failed: No space left on device");
   expect_error(run_to({"info", "-m", stories()}, "/dev/full"), "stdout");
   expect_error(run_to({"info", "-m", stories(), "--json"}, "/dev/full"), "stdout");
   expect_error(run_to({"tokenize", "-m", stories(), "Once upon a time"}, "/dev/full"), "stdout");

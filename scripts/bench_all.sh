@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Issue 11's report: every method side by side in one `specflash bench` run per setting,
+# then scripts/bench_report.py turns the JSON into docs/bench_report.md and its plots.
+#
+# Settings (each one bench run; every method sees the same prompts, budgets and storage):
+#  - stories260K + its distilled draft (real acceptance): this machine's disk, UFS 4.0
+#    (EMULATED 4 GB/s) and the scaled phone regime (--preset phone: EMULATED so a pass at
+#    0% costs 40 draft steps), budgets 0/25/50/100% (phone: 0/25%), 3 repetitions, medians;
+#  - the synthetic 1.1B and ~3B Llama targets with a synthetic draft (random weights: cost
+#    only), this machine's disk, fewer prompts and tokens.
+# Outputs: bench-out/all/*.md|json (git-ignored), docs/bench_report.md, docs/plots/*.png.
+# Stories settings: about 30 minutes on 2 cores; the synthetic ones another 30-60.
+# SETTINGS="stories-real stories-ufs4 stories-phone llama1b llama3b" picks a subset.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=bench-out/all
+mkdir -p "$out" docs/plots
+sf=build/specflash
+settings=${SETTINGS:-"stories-real stories-ufs4 stories-phone llama1b llama3b"}
+methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,coordgen,pld,sam"
+methods+=",coordgen-hybrid,cats,kangaroo,mirror,auto"
+stories=(-m models/stories260K.gguf --draft models/stories260K-draft.gguf --tree-widths 3,2,1
+         --cats-draft-adapter models/stories260K-cats-draft-l1.gguf
+         --cats-verifier-adapter models/stories260K-cats-verifier-l3.gguf
+         --dataset tinystories:16 -n 64 --ignore-eos --warmup 1 --repeat 3)
+run() {  # NAME ARGS...: one bench run, Markdown and JSON
+  local name=$1
+  shift
+  echo "== $name" >&2
+  $sf bench "$@" --json "$out/$name.json" >"$out/$name.md"
+}
+for s in $settings; do
+  case $s in
+    stories-real) run "$s" "${stories[@]}" --methods "$methods" --budgets 0%,25%,50%,100% ;;
+    stories-ufs4) run "$s" "${stories[@]}" --methods "$methods" --budgets 0%,25%,50%,100% --io-bandwidth 4G ;;
+    stories-phone) run "$s" "${stories[@]}" --methods "$methods" --preset phone ;;
+    llama1b | llama3b)
+      # Cost only. CATS needs trained adapters (none for random weights): cats-noadapter.
+      model=bench-out/$s-q4_0.gguf
+      if [[ ! -f $model ]]; then
+        if [[ $s == llama1b ]]; then shape=(--embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632)
+        else shape=(--embd 3072 --layers 28 --heads 24 --kv-heads 8 --ffn 8192); fi
+        $sf synth --arch llama --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf "${shape[@]}" --type Q4_0 \
+          --seed 1 -o "$model"
+      fi
+      [[ -f bench-out/draft-small-q4_0.gguf ]] || $sf synth --arch llama \
+        --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf --embd 512 --layers 4 --heads 8 --kv-heads 4 \
+        --ffn 1408 --type Q4_0 --seed 2 -o bench-out/draft-small-q4_0.gguf
+      run "$s" -m "$model" --draft bench-out/draft-small-q4_0.gguf --dataset spec_bench:2 -n 8 --ignore-eos \
+        --max-tree-nodes 32 --budgets 0%,25%,50%,100% \
+        --methods flash-ar,chain:4,tree,lever,edgellm,coordgen,cats-noadapter,kangaroo,mirror,auto ;;
+    *) echo "unknown setting $s" >&2; exit 2 ;;
+  esac
+done
+args=()
+for s in $settings; do
+  case $s in
+    stories-real) label="stories260K, real disk" ;;
+    stories-ufs4) label="stories260K, UFS 4.0 (EMULATED 4 GB/s)" ;;
+    stories-phone) label="stories260K, scaled phone regime (EMULATED)" ;;
+    llama1b) label="synthetic 1.1B Q4_0 (cost only), real disk" ;;
+    llama3b) label="synthetic 3B Q4_0 (cost only), real disk" ;;
+  esac
+  args+=("$label=$out/$s.json")
+done
+/usr/bin/python3 scripts/bench_report.py -o docs/bench_report.md --plots docs/plots "${args[@]}"

@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+"""Turns `specflash bench --json` files into one report: plots (PNG, matplotlib) and a
+Markdown file with every run's table, the geometric-mean speedups per budget over flash-ar
+and over chain, and how `auto` did against the best method of each row group.
+
+Usage: scripts/bench_report.py -o docs/bench_report.md --plots docs/plots NAME=FILE.json ...
+NAME labels a setting (e.g. "stories, real disk"); FILE.md beside FILE.json (the bench's
+Markdown output) is embedded when it exists. The numbers are the bench's; nothing here is
+typed in by hand.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: files only
+import matplotlib.pyplot as plt  # noqa: E402
+
+BUDGET_ORDER = {"0%": 0, "25%": 1, "50%": 2, "100%": 3, "resident": 4}
+
+
+def load(spec):
+    name, path = spec.split("=", 1)
+    with open(path) as f:
+        data = json.load(f)
+    md_path = os.path.splitext(path)[0] + ".md"
+    md = open(md_path).read() if os.path.exists(md_path) else None
+    return {"name": name, "path": path, "data": data, "md": md}
+
+
+def rows_by_budget(data):
+    out = {}
+    for r in data["rows"]:
+        if r["method"] == "ar":
+            continue
+        out.setdefault(r["budget"], {})[r["method"]] = r
+    return dict(sorted(out.items(), key=lambda kv: BUDGET_ORDER.get(kv[0], 9)))
+
+
+def slug(text):
+    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
+
+
+def plot_setting(setting, plot_dir):
+    """Three PNGs per setting; returns their paths."""
+    data = setting["data"]
+    budgets = rows_by_budget(data)
+    methods = []
+    for rows in budgets.values():
+        for m in rows:
+            if m not in methods:
+                methods.append(m)
+    base = os.path.join(plot_dir, slug(setting["name"]))
+    paths = []
+    emulated = " (storage EMULATED)" if data["meta"].get("io_bandwidth_emulated") else ""
+
+    # tokens/s versus budget, one line per method
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    labels = list(budgets)
+    for m in methods:
+        ys = [budgets[b][m]["decode_tokens_per_s"] if m in budgets[b] else math.nan for b in labels]
+        style = {"linewidth": 3, "color": "black"} if m == "auto" else {}
+        ax.plot(labels, ys, marker="o", label=m, **style)
+    ax.set_yscale("log")
+    ax.set_xlabel("memory budget (share of layer weights resident)")
+    ax.set_ylabel("decode tokens/s (log)")
+    ax.set_title(setting["name"] + emulated)
+    ax.legend(fontsize=7, ncol=2, loc="best")
+    fig.tight_layout()
+    paths.append(base + "-tps.png")
+    fig.savefig(paths[-1], dpi=90)
+    plt.close(fig)
+
+    # mean accepted length per method, grouped by budget
+    fig, ax = plt.subplots(figsize=(8, 4))
+    width = 0.8 / max(1, len(labels))
+    for i, b in enumerate(labels):
+        xs = [j + i * width for j in range(len(methods))]
+        ys = [budgets[b][m]["mean_accepted"] if m in budgets[b] else 0 for m in methods]
+        ax.bar(xs, ys, width=width, label=b)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(methods))])
+    ax.set_xticklabels(methods, rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("tokens per target pass")
+    ax.set_title("accepted length: " + setting["name"])
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(base + "-accepted.png")
+    fig.savefig(paths[-1], dpi=90)
+    plt.close(fig)
+
+    # time split per decode token at each budget (stacked: draft, I/O stall, compute)
+    fig, axes = plt.subplots(1, len(labels), figsize=(4 * len(labels), 4), squeeze=False)
+    for ax, b in zip(axes[0], labels):
+        ms = [m for m in methods if m in budgets[b]]
+        split = [budgets[b][m].get("time_split_ms_per_token", {}) for m in ms]
+        bottom = [0.0] * len(ms)
+        for part, color in (("draft", "tab:orange"), ("io_stall", "tab:red"), ("compute", "tab:blue")):
+            vals = [s.get(part, 0) for s in split]
+            ax.bar(range(len(ms)), vals, bottom=bottom, label=part, color=color)
+            bottom = [x + y for x, y in zip(bottom, vals)]
+        ax.set_xticks(range(len(ms)))
+        ax.set_xticklabels(ms, rotation=70, ha="right", fontsize=6)
+        ax.set_title(b, fontsize=9)
+        ax.set_ylabel("ms per decode token")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle("time split: " + setting["name"] + emulated, fontsize=9)
+    fig.tight_layout()
+    paths.append(base + "-split.png")
+    fig.savefig(paths[-1], dpi=90)
+    plt.close(fig)
+    return paths
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--plots", required=True)
+    ap.add_argument("--chain", default="chain:4", help="the chain baseline for the second speedup")
+    ap.add_argument("--real-acceptance", default="stories", help="settings whose name contains this have real acceptance")
+    ap.add_argument("settings", nargs="+")
+    args = ap.parse_args()
+    settings = [load(s) for s in args.settings]
+    os.makedirs(args.plots, exist_ok=True)
+
+    out = ["# One benchmark, every method", ""]
+    out.append("Generated by `scripts/bench_report.py` from the `specflash bench --json` files below "
+               "(`scripts/bench_all.sh` runs them). Every number is the bench's own. Rows whose storage "
+               "is EMULATED say so in their setting's header; only the settings named *%s* have real "
+               "acceptance (the synthetic models have random weights: their rows measure cost only)."
+               % args.real_acceptance)
+    out.append("")
+
+    # auto against the best method of each (setting, budget)
+    out += ["## `auto` against the best method of every row group", "",
+            "| setting | budget | best method | best tok/s | auto tok/s | auto / best | auto = AR |",
+            "|---|---|---|--:|--:|--:|--:|"]
+    worst = None
+    for s in settings:
+        for b, rows in rows_by_budget(s["data"]).items():
+            if "auto" not in rows:
+                continue
+            best_m = max(rows, key=lambda m: rows[m]["decode_tokens_per_s"])
+            best = rows[best_m]["decode_tokens_per_s"]
+            auto = rows["auto"]["decode_tokens_per_s"]
+            ratio = auto / best if best else 0
+            worst = ratio if worst is None else min(worst, ratio)
+            eq = "%d/%d" % (rows["auto"]["equal_to_ar"], rows["auto"]["compared_to_ar"])
+            out.append("| %s | %s | %s | %.2f | %.2f | %.2f | %s |" % (s["name"], b, best_m, best, auto, ratio, eq))
+    if worst is not None:
+        out += ["", "Worst auto / best over these rows: **%.2f**." % worst]
+    out.append("")
+
+    # geometric-mean speedups per budget, per method
+    out += ["## Geometric-mean speedups per budget", "",
+            "Over every setting that ran the method at that budget (real acceptance and cost-only "
+            "settings mixed; see the per-setting tables to separate them).", ""]
+    per = {}
+    for s in settings:
+        for b, rows in rows_by_budget(s["data"]).items():
+            base = rows.get("flash-ar")
+            chain = rows.get(args.chain)
+            for m, r in rows.items():
+                d = per.setdefault((m, b), {"ar": [], "chain": [], "n": 0})
+                d["n"] += 1
+                if base:
+                    d["ar"].append(r["decode_tokens_per_s"] / base["decode_tokens_per_s"])
+                if chain:
+                    d["chain"].append(r["decode_tokens_per_s"] / chain["decode_tokens_per_s"])
+    budgets = sorted({b for (_, b) in per}, key=lambda b: BUDGET_ORDER.get(b, 9))
+    out += ["| method | " + " | ".join("%s vs flash-ar | %s vs %s" % (b, b, args.chain) for b in budgets) + " |",
+            "|---|" + "--:|--:|" * len(budgets)]
+    methods = []
+    for (m, _) in per:
+        if m not in methods:
+            methods.append(m)
+    for m in methods:
+        cells = []
+        for b in budgets:
+            d = per.get((m, b))
+            ga = geomean(d["ar"]) if d else None
+            gc = geomean(d["chain"]) if d else None
+            cells.append("%s | %s" % ("%.2fx" % ga if ga else "-", "%.2fx" % gc if gc else "-"))
+        out.append("| %s | %s |" % (m, " | ".join(cells)))
+    out.append("")
+
+    for s in settings:
+        out += ["## " + s["name"], ""]
+        meta = s["data"]["meta"]
+        out.append("- file: `%s`; commit %s; %s" % (s["path"], meta.get("commit"), meta.get("date")))
+        for p in plot_setting(s, args.plots):
+            rel = os.path.relpath(p, os.path.dirname(os.path.abspath(args.output)))
+            out.append("")
+            out.append("![%s](%s)" % (os.path.basename(p), rel))
+        out.append("")
+        if s["md"]:
+            out.append(s["md"].replace("## specflash bench", "#### the bench's report"))
+        out.append("")
+    with open(args.output, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print("wrote %s and %d plots in %s" % (args.output, 3 * len(settings), args.plots), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
