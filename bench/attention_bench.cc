@@ -116,7 +116,7 @@ double median_seconds(int repeats, F&& fn) {
   return t[t.size() / 2];
 }
 
-int run_ops(int threads, int repeats, const std::string& json_path) {
+int run_ops(int threads, int repeats, const std::string& only, const std::string& json_path) {
   struct Case {
     const char* name;
     int n_head, n_head_kv, head_dim, prefix, rows;
@@ -133,6 +133,7 @@ int run_ops(int threads, int repeats, const std::string& json_path) {
   std::printf("| shape | heads (q/kv) x head_dim | rows | n_kv | per-cell us | SIMD us | speed-up |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|\n");
   for (const Case& c : cases) {
+    if (!only.empty() && std::string(c.name).find(only) == std::string::npos) continue;
     const sf::AttentionShape s{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
     const sf::ForwardBatch b = tree_batch(c.prefix, c.rows, 7);
     const int64_t n_kv = b.n_kv, kv_row = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
@@ -247,7 +248,7 @@ int run_model(const std::string& path, int threads, int repeats, const std::vect
 
 int main(int argc, char** argv) {
   const char* usage =
-      "usage: attention_bench ops [--threads N] [--repeats R] [--json F]\n"
+      "usage: attention_bench ops [--threads N] [--repeats R] [--only SHAPE-SUBSTRING] [--json F]\n"
       "       attention_bench model MODEL.gguf [--contexts 64,2048] [--rows 1,16,64] [--threads N] [--repeats R] "
       "[--json F]\n";
   if (argc < 2) {
@@ -256,7 +257,7 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argv[1];
   int threads = 2, repeats = 5;
-  std::string json_path, model_path;
+  std::string json_path, model_path, only;
   std::vector<int> contexts = {64, 2048}, rows = {1};
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -273,6 +274,8 @@ int main(int argc, char** argv) {
       repeats = std::atoi(next().c_str());
     else if (a == "--json")
       json_path = next();
+    else if (a == "--only")
+      only = next();
     else if (a == "--contexts")
       contexts = parse_ints(next());
     else if (a == "--rows")
@@ -291,7 +294,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --threads, --repeats, --contexts and --rows need positive values\n%s", usage);
     return 2;
   }
-  if (mode == "ops") return run_ops(threads, repeats, json_path);
+  if (mode == "ops") return run_ops(threads, repeats, only, json_path);
   if (mode == "model") {
     if (model_path.empty()) {
       std::fprintf(stderr, "error: model mode needs a GGUF file\n%s", usage);

@@ -20,10 +20,9 @@ void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const 
   pool.parallel_for(n_tokens * s.n_head_kv, [&](int64_t begin, int64_t end, int) {
     thread_local std::vector<int32_t> cells;
     thread_local std::vector<float> scores;
-    if (cells.size() < static_cast<size_t>(n_kv)) {
-      cells.resize(static_cast<size_t>(n_kv));
-      scores.resize(static_cast<size_t>(n_kv));
-    }
+    if (cells.size() < static_cast<size_t>(n_kv)) cells.resize(static_cast<size_t>(n_kv));
+    const auto scratch = static_cast<size_t>(attention_row_scratch_floats(group, s.head_dim, n_kv));
+    if (scores.size() < scratch) scores.resize(scratch);
     int64_t listed_row = -1, n_cells = 0;
     for (int64_t task = begin; task < end; ++task) {
       const int64_t t = task / s.n_head_kv;

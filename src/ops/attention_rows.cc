@@ -84,41 +84,53 @@ HWY_INLINE hn::Vec<D4> SumLanes4(D d, hn::Vec<D> p0, hn::Vec<D> p1, hn::Vec<D> p
   return FoldToBlock(d, c);
 }
 
-// Lanes of q times the key of one cell, chunk by chunk (not yet summed across lanes).
+// f32 copies of the keys (or values) of nt cells, head_dim floats each, contiguous: widened
+// once and then read by every query head of the group.
 template <class D>
-HWY_INLINE hn::Vec<D> KeyProducts(D d, const float* q, const hwy::float16_t* kc, int chunks) {
+HWY_INLINE void WidenTile(D d, const uint16_t* base, int64_t kv_row, const int32_t* cells, int64_t nt, int head_dim,
+                          float* buf) {
   const hn::Rebind<hwy::float16_t, D> dh;
+  const int N = static_cast<int>(hn::Lanes(d));
+  const auto* b = reinterpret_cast<const hwy::float16_t*>(base);
+  for (int64_t j = 0; j < nt; ++j) {
+    const hwy::float16_t* src = b + cells[j] * kv_row;
+    float* dst = buf + j * head_dim;
+    for (int i = 0; i < head_dim; i += N) hn::StoreU(hn::PromoteTo(d, hn::LoadU(dh, src + i)), d, dst + i);
+  }
+}
+
+// Lanes of q times one cell's key, chunk by chunk (not yet summed across lanes).
+template <class D>
+HWY_INLINE hn::Vec<D> KeyProducts(D d, const float* q, const float* key, int chunks) {
   const size_t N = hn::Lanes(d);
-  auto acc = hn::Mul(hn::LoadU(d, q), hn::PromoteTo(d, hn::LoadU(dh, kc)));
-  for (int i = 1; i < chunks; ++i)
-    acc = hn::MulAdd(hn::LoadU(d, q + i * N), hn::PromoteTo(d, hn::LoadU(dh, kc + i * N)), acc);
+  auto acc = hn::Mul(hn::LoadU(d, q), hn::LoadU(d, key));
+  for (int i = 1; i < chunks; ++i) acc = hn::MulAdd(hn::LoadU(d, q + i * N), hn::LoadU(d, key + i * N), acc);
   return acc;
 }
 
-// s[j] = scale * (q . key of cells[j]) for j < n.
+// s[j] = scale * (q . keys[j]) for the nt widened keys of a tile.
 template <class D>
-void KeyScores(D d, const AttentionRowArgs& a, const float* q, float* s) {
-  const int chunks = a.head_dim / static_cast<int>(hn::Lanes(d));
-  const auto* k = reinterpret_cast<const hwy::float16_t*>(a.k);
+HWY_INLINE void KeyScores(D d, const float* q, const float* keys, int64_t nt, int head_dim, float scale, float* s) {
+  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
   const D4 d4;
-  const auto scale = hn::Set(d4, a.scale);
-  const int64_t n = a.n_cells;
+  const auto vscale = hn::Set(d4, scale);
   int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    const auto p0 = KeyProducts(d, q, k + a.cells[j] * a.kv_row, chunks);
-    const auto p1 = KeyProducts(d, q, k + a.cells[j + 1] * a.kv_row, chunks);
-    const auto p2 = KeyProducts(d, q, k + a.cells[j + 2] * a.kv_row, chunks);
-    const auto p3 = KeyProducts(d, q, k + a.cells[j + 3] * a.kv_row, chunks);
-    hn::StoreU(hn::Mul(SumLanes4(d, p0, p1, p2, p3), scale), d4, s + j);
+  for (; j + 4 <= nt; j += 4) {
+    const float* k = keys + j * head_dim;
+    const auto p0 = KeyProducts(d, q, k, chunks);
+    const auto p1 = KeyProducts(d, q, k + head_dim, chunks);
+    const auto p2 = KeyProducts(d, q, k + 2 * head_dim, chunks);
+    const auto p3 = KeyProducts(d, q, k + 3 * head_dim, chunks);
+    hn::StoreU(hn::Mul(SumLanes4(d, p0, p1, p2, p3), vscale), d4, s + j);
   }
-  if (j < n) {
+  if (j < nt) {
     // The last one to three cells, padded with zero products (which leave the others' sums
     // untouched: each lane of SumLanes4 reads one input only).
     hn::Vec<D> p[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
-    for (int64_t i = 0; j + i < n; ++i) p[i] = KeyProducts(d, q, k + a.cells[j + i] * a.kv_row, chunks);
+    for (int64_t i = 0; j + i < nt; ++i) p[i] = KeyProducts(d, q, keys + (j + i) * head_dim, chunks);
     alignas(16) float tail[4];
-    hn::StoreU(hn::Mul(SumLanes4(d, p[0], p[1], p[2], p[3]), scale), d4, tail);
-    for (int64_t i = 0; j + i < n; ++i) s[j + i] = tail[i];
+    hn::StoreU(hn::Mul(SumLanes4(d, p[0], p[1], p[2], p[3]), vscale), d4, tail);
+    for (int64_t i = 0; j + i < nt; ++i) s[j + i] = tail[i];
   }
 }
 
@@ -150,42 +162,74 @@ float ExpAndSum(float* s, int64_t n) {
   return hn::GetLane(hn::SumOfLanes(df, sum));
 }
 
-// out = (sum_j p[j] * value of cells[j]) * inv, lanes over head_dim, cells in list order.
-template <class D>
-void ValueSum(D d, const AttentionRowArgs& a, const float* p, float inv, float* out) {
-  constexpr int kSlab = 8;  // accumulators kept in registers at once
-  const hn::Rebind<hwy::float16_t, D> dh;
+// acc[c0 * N ...] (W chunks) += sum_j p[j] * values[j], cells in order; W is a compile-time
+// constant so the accumulators stay in registers.
+template <int W, class D>
+HWY_INLINE void ValueSlab(D d, const float* p, const float* values, int64_t nt, int head_dim, int c0, float* acc) {
   const int N = static_cast<int>(hn::Lanes(d));
-  const int chunks = a.head_dim / N;
-  const auto* v = reinterpret_cast<const hwy::float16_t*>(a.v);
-  for (int c0 = 0; c0 < chunks; c0 += kSlab) {
-    const int width = std::min(kSlab, chunks - c0);
-    hn::Vec<D> acc[kSlab];
-    for (int i = 0; i < kSlab; ++i) acc[i] = hn::Zero(d);
-    for (int64_t j = 0; j < a.n_cells; ++j) {
-      const auto pj = hn::Set(d, p[j]);
-      const hwy::float16_t* vc = v + a.cells[j] * a.kv_row + c0 * N;
-      for (int i = 0; i < width; ++i) acc[i] = hn::MulAdd(pj, hn::PromoteTo(d, hn::LoadU(dh, vc + i * N)), acc[i]);
-    }
-    const auto vinv = hn::Set(d, inv);
-    for (int i = 0; i < width; ++i) hn::StoreU(hn::Mul(acc[i], vinv), d, out + (c0 + i) * N);
+  hn::Vec<D> v[W];
+#pragma GCC unroll 8
+  for (int i = 0; i < W; ++i) v[i] = hn::LoadU(d, acc + (c0 + i) * N);
+  for (int64_t j = 0; j < nt; ++j) {
+    const auto pj = hn::Set(d, p[j]);
+    const float* row = values + j * head_dim + c0 * N;
+#pragma GCC unroll 8
+    for (int i = 0; i < W; ++i) v[i] = hn::MulAdd(pj, hn::LoadU(d, row + i * N), v[i]);
   }
+#pragma GCC unroll 8
+  for (int i = 0; i < W; ++i) hn::StoreU(v[i], d, acc + (c0 + i) * N);
 }
+
+// acc[0, head_dim) += sum_j p[j] * values[j] for the nt widened values of a tile. Every
+// element is a sum over cells in list order, whatever the slab widths.
+template <class D>
+HWY_INLINE void ValueSum(D d, const float* p, const float* values, int64_t nt, int head_dim, float* acc) {
+  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
+  int c0 = 0;
+  for (; c0 + 8 <= chunks; c0 += 8) ValueSlab<8>(d, p, values, nt, head_dim, c0, acc);
+  if (c0 + 4 <= chunks) ValueSlab<4>(d, p, values, nt, head_dim, c0, acc), c0 += 4;
+  if (c0 + 2 <= chunks) ValueSlab<2>(d, p, values, nt, head_dim, c0, acc), c0 += 2;
+  if (c0 < chunks) ValueSlab<1>(d, p, values, nt, head_dim, c0, acc);
+}
+
+// Widened tiles of at most this many floats (16 KiB, in L1 next to the group's scores).
+inline constexpr int kTileFloats = 4096;
+
+// Cells per tile for a head size: a multiple of 4, at most 256.
+inline int64_t TileCells(int head_dim) { return std::clamp<int64_t>((kTileFloats / head_dim) & ~int64_t{3}, 4, 256); }
 
 template <size_t kCap>
 void AttendVector(const AttentionRowArgs& a) {
   const hn::CappedTag<float, kCap> d;
   const int D = a.head_dim;
+  const int64_t n = a.n_cells, tile = TileCells(D);
+  HWY_ALIGN float buf[kTileFloats];
+  float* acc = a.scores + a.group * n;  // group x head_dim value sums
+  // Keys: widen a tile once, score it for every head of the group.
+  for (int64_t t0 = 0; t0 < n; t0 += tile) {
+    const int64_t nt = std::min(tile, n - t0);
+    WidenTile(d, a.k, a.kv_row, a.cells + t0, nt, D, buf);
+    for (int g = 0; g < a.group; ++g) KeyScores(d, a.q + g * D, buf, nt, D, a.scale, a.scores + g * n + t0);
+  }
+  float inv[64];
+  for (int g = 0; g < a.group; ++g) inv[g] = 1.0f / ExpAndSum(a.scores + g * n, n);
+  // Values: widen a tile once, add it into every head's sums.
+  std::fill(acc, acc + a.group * D, 0.0f);
+  for (int64_t t0 = 0; t0 < n; t0 += tile) {
+    const int64_t nt = std::min(tile, n - t0);
+    WidenTile(d, a.v, a.kv_row, a.cells + t0, nt, D, buf);
+    for (int g = 0; g < a.group; ++g) ValueSum(d, a.scores + g * n + t0, buf, nt, D, acc + g * D);
+  }
+  const int N = static_cast<int>(hn::Lanes(d));
   for (int g = 0; g < a.group; ++g) {
-    float* s = a.scores;
-    KeyScores(d, a, a.q + g * D, s);
-    const float sum = ExpAndSum(s, a.n_cells);
-    ValueSum(d, a, s, 1.0f / sum, a.out + g * D);
+    const auto vinv = hn::Set(d, inv[g]);
+    for (int i = 0; i < D; i += N) hn::StoreU(hn::Mul(hn::LoadU(d, acc + g * D + i), vinv), d, a.out + g * D + i);
   }
 }
 
 void Attend(const AttentionRowArgs& a) {
   // The widest chunk that divides head_dim (capped at the vector width by CappedTag).
+  if (a.head_dim > kTileFloats / 4 || a.group > 64) return AttendScalar(a);
   if (a.head_dim % 16 == 0) return AttendVector<16>(a);
   if (a.head_dim % 8 == 0) return AttendVector<8>(a);
   if (a.head_dim % 4 == 0) return AttendVector<4>(a);

@@ -26,9 +26,13 @@ struct AttentionRowArgs {
   int64_t kv_row = 0;
   const int32_t* cells = nullptr;  // visible cells, ascending (any order works; it fixes the sums)
   int64_t n_cells = 0;             // >= 1
-  float* scores = nullptr;         // scratch: n_cells floats
+  float* scores = nullptr;         // scratch: attention_row_scratch_floats(group, head_dim, n_cells)
   float* out = nullptr;            // group heads' results, head_dim floats each, contiguous
 };
+
+inline int64_t attention_row_scratch_floats(int group, int head_dim, int64_t n_cells) {
+  return static_cast<int64_t>(group) * (n_cells + head_dim);
+}
 
 void attend_visible_cells(const AttentionRowArgs& a);
 

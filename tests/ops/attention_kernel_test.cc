@@ -56,7 +56,7 @@ void attention_for_target(const AttentionShape& s, const float* q, int64_t n_tok
   const int group = s.n_head / s.n_head_kv;
   const int64_t q_row = static_cast<int64_t>(s.n_head) * s.head_dim, block = group * s.head_dim;
   std::vector<int32_t> cells(n_kv);
-  std::vector<float> scores(n_kv);
+  std::vector<float> scores(attention_row_scratch_floats(group, s.head_dim, n_kv));
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int64_t n = visible_cells(mask + t * n_kv, n_kv, cells.data());
     for (int kvh = 0; kvh < s.n_head_kv; ++kvh) {
