@@ -108,6 +108,14 @@ void Tile(const void* weight, size_t row_stride, int64_t n_rows, const void* act
     for (; c + kTileC <= n_act; c += kTileC)
       TileT<T, kTileR, kTileC>(wr, row_stride, x + c * act_stride, act_stride, n, out + c * out_stride + r, out_stride,
                                c == 0 && r + 2 * kTileR <= n_rows);
+    if constexpr (kTileC > 2) {
+      // Two rows left (a batch of two is common: the root and one draft token).
+      if (c + 2 <= n_act) {
+        TileT<T, kTileR, 2>(wr, row_stride, x + c * act_stride, act_stride, n, out + c * out_stride + r, out_stride,
+                            false);
+        c += 2;
+      }
+    }
     for (; c < n_act; ++c)
       TileT<T, kTileR, 1>(wr, row_stride, x + c * act_stride, act_stride, n, out + c * out_stride + r, out_stride,
                           false);
