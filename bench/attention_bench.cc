@@ -217,7 +217,7 @@ int run_model(const std::string& path, int threads, int repeats, const std::vect
         cache.v(l, c)[i] = sf::fp32_to_fp16(dist(rng));
       }
   std::vector<float> hidden(static_cast<size_t>(max_rows) * hp.n_embd), logits(hp.n_vocab);
-  std::printf("%s: %d layers, %d/%d heads x %d, %d threads, %d passes each\n\n",
+  std::printf("%s: %d layers, %d/%d heads x %d, %d threads, %d rounds of every shape\n\n",
               path.substr(path.rfind('/') + 1).c_str(), hp.n_layer, hp.n_head, hp.n_head_kv, hp.head_dim, threads,
               repeats);
   // The minimum is shown next to the median: on a shared machine, other jobs only ever add
@@ -227,29 +227,43 @@ int run_model(const std::string& path, int threads, int repeats, const std::vect
       "|---:|---:|---:|---:|---:|---:|\n",
       contexts.front());
   nlohmann::json out = nlohmann::json::array();
-  double first_one = 0;
-  for (int ctx : contexts) {
-    double one = 0;
-    for (int rows : row_counts) {
-      const sf::ForwardBatch b = tree_batch(ctx, rows, 11);
-      auto pass = [&] {
-        tf.embed(model.weights(), b.tokens.data(), rows, hidden.data());
-        tf.run_layers(model.weights(), b, 0, hp.n_layer, cache, hidden.data());
-        tf.logits(model.weights(), hidden.data() + static_cast<size_t>(rows - 1) * hp.n_embd, 1, logits.data());
-      };
-      pass();  // warm
-      const auto samples = sample_seconds(repeats, pass);
-      const double t = samples.front(), median = samples[samples.size() / 2];
-      if (rows == 1) one = t;
-      if (rows == 1 && first_one == 0) first_one = t;
-      char vs_first[32] = "";
-      if (rows == 1) std::snprintf(vs_first, sizeof(vs_first), "%.2fx", t / first_one);
-      std::printf("| %d | %d | %.3f | %.3f | %.2fx | %s |\n", ctx, rows, median * 1e3, t * 1e3, one > 0 ? t / one : 0.0,
-                  vs_first);
-      std::fflush(stdout);
-      out.push_back(
-          {{"context", ctx}, {"rows", rows}, {"min_seconds", t}, {"median_seconds", median}, {"samples", samples}});
+  // Every shape once per round, rounds repeated: load from other jobs on a shared machine
+  // then falls on all shapes alike, so the ratios between them hold up better than the
+  // absolute times.
+  struct Shape {
+    int ctx, rows;
+    sf::ForwardBatch batch;
+    std::vector<double> samples;
+  };
+  std::vector<Shape> shapes;
+  for (int ctx : contexts)
+    for (int rows : row_counts) shapes.push_back({ctx, rows, tree_batch(ctx, rows, 11), {}});
+  for (int round = 0; round <= repeats; ++round) {
+    for (Shape& sh : shapes) {
+      sf::Stopwatch sw;
+      tf.embed(model.weights(), sh.batch.tokens.data(), sh.rows, hidden.data());
+      tf.run_layers(model.weights(), sh.batch, 0, hp.n_layer, cache, hidden.data());
+      tf.logits(model.weights(), hidden.data() + static_cast<size_t>(sh.rows - 1) * hp.n_embd, 1, logits.data());
+      if (round > 0) sh.samples.push_back(sw.elapsed());  // round 0 warms
     }
+  }
+  double first_one = 0;
+  for (Shape& sh : shapes) {
+    std::sort(sh.samples.begin(), sh.samples.end());
+    const double t = sh.samples.front(), median = sh.samples[sh.samples.size() / 2];
+    double one = 0;
+    for (const Shape& o : shapes)
+      if (o.ctx == sh.ctx && o.rows == 1) one = *std::min_element(o.samples.begin(), o.samples.end());
+    if (sh.rows == 1 && first_one == 0) first_one = t;
+    char vs_first[32] = "";
+    if (sh.rows == 1) std::snprintf(vs_first, sizeof(vs_first), "%.2fx", t / first_one);
+    std::printf("| %d | %d | %.3f | %.3f | %.2fx | %s |\n", sh.ctx, sh.rows, median * 1e3, t * 1e3,
+                one > 0 ? t / one : 0.0, vs_first);
+    out.push_back({{"context", sh.ctx},
+                   {"rows", sh.rows},
+                   {"min_seconds", t},
+                   {"median_seconds", median},
+                   {"samples", sh.samples}});
   }
   if (!json_path.empty())
     std::ofstream(json_path)
