@@ -1,13 +1,12 @@
 #include "ops/attention.h"
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "base/fp16.h"
-#include "ops/activation.h"
-#include "ops/attention_simd.h"
-#include "quant/dot_kernel.h"
+#include "ops/attention_rows.h"
+#include "ops/visible_cells.h"
 
 namespace sf {
 
@@ -15,32 +14,41 @@ void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const 
                int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out, ThreadPool& pool) {
   const int group = s.n_head / s.n_head_kv;
   const int64_t q_row = static_cast<int64_t>(s.n_head) * s.head_dim;
-  // The F16 x F32 dot kernel is the same SIMD code the F16 matmul uses.
-  const DotKernel* dot = find_dot_kernel(GgmlType::F16, GgmlType::F32);
-  pool.parallel_for(n_tokens * s.n_head, [&](int64_t begin, int64_t end, int) {
-    std::vector<float> scores(static_cast<size_t>(n_kv));
-    std::vector<float> acc(static_cast<size_t>(s.head_dim));
+  const int64_t head_block = static_cast<int64_t>(group) * s.head_dim;  // q/out floats per KV head
+  // One task per (row, KV head): the group's query heads share the visible-cell list and the
+  // key/value rows they read. Rows never interact, so the batch size changes nothing.
+  pool.parallel_for(n_tokens * s.n_head_kv, [&](int64_t begin, int64_t end, int) {
+    thread_local std::vector<int32_t> cells;
+    thread_local std::vector<float> scores;
+    if (cells.size() < static_cast<size_t>(n_kv)) cells.resize(static_cast<size_t>(n_kv));
+    const auto scratch = static_cast<size_t>(attention_row_scratch_floats(group, s.head_dim, n_kv));
+    if (scores.size() < scratch) scores.resize(scratch);
+    int64_t listed_row = -1, n_cells = 0;
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t t = task / s.n_head;
-      const int h = static_cast<int>(task % s.n_head);
-      const int kvh = h / group;
-      const float* qh = q + t * q_row + static_cast<int64_t>(h) * s.head_dim;
-      const uint8_t* m = mask + t * n_kv;
-      // One call for every cell (bit-identical to a dot per cell); masked cells are computed
-      // and then discarded, which costs less than a call per visible cell.
-      dot->dot_rows(k + static_cast<int64_t>(kvh) * s.head_dim, kv_row * sizeof(uint16_t), n_kv, qh, s.head_dim,
-                    scores.data());
-      for (int64_t c = 0; c < n_kv; ++c)
-        scores[c] = m[c] ? scores[c] * s.scale : -std::numeric_limits<float>::infinity();
-      softmax_inplace(scores.data(), n_kv);
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      for (int64_t c = 0; c < n_kv; ++c) {
-        const float p = scores[c];
-        if (p == 0.0f) continue;
-        axpy_f16(p, v + c * kv_row + static_cast<int64_t>(kvh) * s.head_dim, acc.data(), s.head_dim);
+      const int64_t t = task / s.n_head_kv;
+      const int kvh = static_cast<int>(task % s.n_head_kv);
+      if (t != listed_row) {
+        n_cells = visible_cells(mask + t * n_kv, n_kv, cells.data());
+        listed_row = t;
       }
-      float* o = out + t * q_row + static_cast<int64_t>(h) * s.head_dim;
-      for (int d = 0; d < s.head_dim; ++d) o[d] = acc[d];
+      float* o = out + t * q_row + kvh * head_block;
+      if (n_cells == 0) {  // nothing visible: defined as zeros rather than 0/0
+        std::fill(o, o + head_block, 0.0f);
+        continue;
+      }
+      AttentionRowArgs a;
+      a.q = q + t * q_row + kvh * head_block;
+      a.group = group;
+      a.head_dim = s.head_dim;
+      a.scale = s.scale;
+      a.k = k + static_cast<int64_t>(kvh) * s.head_dim;
+      a.v = v + static_cast<int64_t>(kvh) * s.head_dim;
+      a.kv_row = kv_row;
+      a.cells = cells.data();
+      a.n_cells = n_cells;
+      a.scores = scores.data();
+      a.out = o;
+      attend_visible_cells(a);
     }
   });
 }
@@ -54,6 +62,7 @@ void attention_ref(const AttentionShape& s, const float* q, int64_t n_tokens, co
     for (int h = 0; h < s.n_head; ++h) {
       const int kvh = h / group;
       const float* qh = q + t * q_row + static_cast<int64_t>(h) * s.head_dim;
+      float* o = out + t * q_row + static_cast<int64_t>(h) * s.head_dim;
       double max = -INFINITY;
       for (int64_t c = 0; c < n_kv; ++c) {
         if (!mask[t * n_kv + c]) {
@@ -66,12 +75,15 @@ void attention_ref(const AttentionShape& s, const float* q, int64_t n_tokens, co
         scores[c] = acc * s.scale;
         max = std::max(max, scores[c]);
       }
+      if (std::isinf(max)) {  // no visible cell
+        std::fill(o, o + s.head_dim, 0.0f);
+        continue;
+      }
       double sum = 0;
       for (int64_t c = 0; c < n_kv; ++c) {
         scores[c] = std::isinf(scores[c]) ? 0.0 : std::exp(scores[c] - max);
         sum += scores[c];
       }
-      float* o = out + t * q_row + static_cast<int64_t>(h) * s.head_dim;
       for (int d = 0; d < s.head_dim; ++d) {
         double acc = 0;
         for (int64_t c = 0; c < n_kv; ++c) acc += scores[c] / sum * fp16_to_fp32(v[c * kv_row + kvh * s.head_dim + d]);

@@ -22,7 +22,8 @@ struct AttentionShape {
 
 // q:    [n_tokens, n_head * head_dim] f32
 // k, v: [n_kv cells, n_head_kv * head_dim] f16 (cell c at k + c * kv_row)
-// mask: [n_tokens, n_kv] bytes, non-zero = row may attend to the cell
+// mask: [n_tokens, n_kv] bytes, non-zero = row may attend to the cell (a row with no
+//       visible cell gets zeros)
 // out:  [n_tokens, n_head * head_dim] f32
 void attention(const AttentionShape& shape, const float* q, int64_t n_tokens, const uint16_t* k, const uint16_t* v,
                int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out, ThreadPool& pool);

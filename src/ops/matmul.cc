@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "quant/dequantize.h"
+#include "quant/dot_tile.h"
 
 namespace sf {
 
@@ -28,6 +29,10 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_s
       kernel->quantize_activation(x + t * x_stride, act + static_cast<size_t>(t) * act_row_bytes, w.cols);
   });
 
+  // Several tokens: the tile kernel (Q4_0/Q5_0/Q8_0) decodes each weight block once for a
+  // tile of tokens; bit-identical to dot_rows, so the batch size still changes nothing.
+  const DotTileFn tile = n_tokens > 1 ? find_dot_tile(w.type, act_type) : nullptr;
+
   // Rows in blocks so a block of weights stays in cache while every token uses it.
   constexpr int64_t kRowBlock = 16;
   pool.parallel_for(
@@ -35,6 +40,10 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_s
       [&](int64_t begin, int64_t end, int) {
         for (int64_t r0 = begin; r0 < end; r0 += kRowBlock) {
           const int64_t r1 = std::min(end, r0 + kRowBlock);
+          if (tile) {
+            tile(w.row(r0), w.row_stride, r1 - r0, act, act_row_bytes, n_tokens, w.cols, y + r0, y_stride);
+            continue;
+          }
           for (int64_t t = 0; t < n_tokens; ++t) {
             // dot_rows is bit-identical to dot per row, with shared activation loads and
             // row prefetching.

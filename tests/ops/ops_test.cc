@@ -92,8 +92,10 @@ INSTANTIATE_TEST_SUITE_P(AllWeightTypes, MatmulVsReference,
                          [](const auto& info) { return std::string(type_name(info.param.type)); });
 
 TEST(Matmul, BatchInvariantAndThreadInvariant) {
-  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
-    const int64_t cols = 512, rows = 37, n_tokens = 5;
+  // Q4_0/Q5_0/Q8_0 batches take the tile kernels (9 tokens: full tiles and a remainder).
+  for (GgmlType type :
+       {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
+    const int64_t cols = 512, rows = 37, n_tokens = 9;
     OwnedMatrix m = make_matrix(type, rows, cols, 11);
     const auto x = random_floats(static_cast<size_t>(n_tokens * cols), 3);
     ThreadPool pool2(2), pool1(1);

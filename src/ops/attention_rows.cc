@@ -1,0 +1,260 @@
+// Per-target attention kernel (see attention_rows.h for the invariants it keeps).
+//
+// Small heads (head_dim 8 on AVX-512 or AVX2) fit one vector that is at most as wide as the
+// machine's: the key dot of a cell is then one widening load and one multiply, and the lane
+// sums of four cells are folded together (two interleave steps and, above 128 bits, adding
+// halves), so the horizontal work is shared instead of paid per cell.
+#include "ops/attention_rows.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/fp16.h"
+#include "quant/simd_targets.h"  // before any hwy header: the instruction sets to compile
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/attention_rows.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// After highway.h, inside the per-target pass.
+#include "hwy/contrib/math/math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace sf::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Plain loops with the same contract, for head sizes that are not a multiple of 4 and for
+// the scalar target.
+void AttendScalar(const AttentionRowArgs& a) {
+  const int D = a.head_dim;
+  const int64_t n = a.n_cells;
+  for (int g = 0; g < a.group; ++g) {
+    const float* q = a.q + g * D;
+    float* s = a.scores;
+    float max = -INFINITY;
+    for (int64_t j = 0; j < n; ++j) {
+      const uint16_t* kc = a.k + a.cells[j] * a.kv_row;
+      float dot = 0.0f;
+      for (int d = 0; d < D; ++d) dot += q[d] * fp16_to_fp32(kc[d]);
+      s[j] = dot * a.scale;
+      max = std::max(max, s[j]);
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n; ++j) {
+      s[j] = std::exp(s[j] - max);
+      sum += s[j];
+    }
+    float* o = a.out + g * D;
+    for (int d = 0; d < D; ++d) o[d] = 0.0f;
+    for (int64_t j = 0; j < n; ++j) {
+      const uint16_t* vc = a.v + a.cells[j] * a.kv_row;
+      for (int d = 0; d < D; ++d) o[d] += s[j] * fp16_to_fp32(vc[d]);
+    }
+    const float inv = 1.0f / sum;
+    for (int d = 0; d < D; ++d) o[d] *= inv;
+  }
+}
+
+#if HWY_TARGET != HWY_SCALAR
+
+using D4 = hn::CappedTag<float, 4>;
+
+// Adds the 128-bit blocks of v (one fixed tree: halves, then quarters).
+template <class D>
+HWY_INLINE hn::Vec<D4> FoldToBlock(D, hn::Vec<D> v) {
+  if constexpr (hn::MaxLanes(D()) > 4) {
+    const hn::Half<D> dh;
+    return FoldToBlock(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+  } else {
+    return v;
+  }
+}
+
+// The lane sums of four vectors, as one 4-lane vector [sum p0, sum p1, sum p2, sum p3].
+// Every lane sees the same pattern: within each 128-bit block (x0 + x2) + (x1 + x3), then
+// the blocks folded together.
+template <class D>
+HWY_INLINE hn::Vec<D4> SumLanes4(D d, hn::Vec<D> p0, hn::Vec<D> p1, hn::Vec<D> p2, hn::Vec<D> p3) {
+  const auto a = hn::Add(hn::InterleaveLower(d, p0, p1), hn::InterleaveUpper(d, p0, p1));
+  const auto b = hn::Add(hn::InterleaveLower(d, p2, p3), hn::InterleaveUpper(d, p2, p3));
+  const hn::Repartition<uint64_t, D> d64;
+  const auto a64 = hn::BitCast(d64, a), b64 = hn::BitCast(d64, b);
+  const auto c =
+      hn::Add(hn::BitCast(d, hn::InterleaveLower(d64, a64, b64)), hn::BitCast(d, hn::InterleaveUpper(d64, a64, b64)));
+  return FoldToBlock(d, c);
+}
+
+// f32 copies of the keys (or values) of nt cells, head_dim floats each, contiguous: widened
+// once and then read by every query head of the group.
+template <class D>
+HWY_INLINE void WidenTile(D d, const uint16_t* base, int64_t kv_row, const int32_t* cells, int64_t nt, int head_dim,
+                          float* buf) {
+  const hn::Rebind<hwy::float16_t, D> dh;
+  const int N = static_cast<int>(hn::Lanes(d));
+  const auto* b = reinterpret_cast<const hwy::float16_t*>(base);
+  for (int64_t j = 0; j < nt; ++j) {
+    const hwy::float16_t* src = b + cells[j] * kv_row;
+    float* dst = buf + j * head_dim;
+    for (int i = 0; i < head_dim; i += N) hn::StoreU(hn::PromoteTo(d, hn::LoadU(dh, src + i)), d, dst + i);
+  }
+}
+
+// Lanes of q times one cell's key, chunk by chunk (not yet summed across lanes).
+template <class D>
+HWY_INLINE hn::Vec<D> KeyProducts(D d, const float* q, const float* key, int chunks) {
+  const size_t N = hn::Lanes(d);
+  auto acc = hn::Mul(hn::LoadU(d, q), hn::LoadU(d, key));
+  for (int i = 1; i < chunks; ++i) acc = hn::MulAdd(hn::LoadU(d, q + i * N), hn::LoadU(d, key + i * N), acc);
+  return acc;
+}
+
+// s[j] = scale * (q . keys[j]) for the nt widened keys of a tile.
+template <class D>
+HWY_INLINE void KeyScores(D d, const float* q, const float* keys, int64_t nt, int head_dim, float scale, float* s) {
+  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
+  const D4 d4;
+  const auto vscale = hn::Set(d4, scale);
+  int64_t j = 0;
+  for (; j + 4 <= nt; j += 4) {
+    const float* k = keys + j * head_dim;
+    const auto p0 = KeyProducts(d, q, k, chunks);
+    const auto p1 = KeyProducts(d, q, k + head_dim, chunks);
+    const auto p2 = KeyProducts(d, q, k + 2 * head_dim, chunks);
+    const auto p3 = KeyProducts(d, q, k + 3 * head_dim, chunks);
+    hn::StoreU(hn::Mul(SumLanes4(d, p0, p1, p2, p3), vscale), d4, s + j);
+  }
+  if (j < nt) {
+    // The last one to three cells, padded with zero products (which leave the others' sums
+    // untouched: each lane of SumLanes4 reads one input only).
+    hn::Vec<D> p[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
+    for (int64_t i = 0; j + i < nt; ++i) p[i] = KeyProducts(d, q, keys + (j + i) * head_dim, chunks);
+    alignas(16) float tail[4];
+    hn::StoreU(hn::Mul(SumLanes4(d, p[0], p[1], p[2], p[3]), vscale), d4, tail);
+    for (int64_t i = 0; j + i < nt; ++i) s[j + i] = tail[i];
+  }
+}
+
+// s[j] = exp(s[j] - max s) in place; returns the sum (cell j in lane j % lanes).
+float ExpAndSum(float* s, int64_t n) {
+  const hn::ScalableTag<float> df;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  auto vmax = hn::Set(df, -INFINITY);
+  int64_t j = 0;
+  for (; j + L <= n; j += L) vmax = hn::Max(vmax, hn::LoadU(df, s + j));
+  float max = hn::GetLane(hn::MaxOfLanes(df, vmax));
+  for (int64_t i = j; i < n; ++i) max = std::max(max, s[i]);
+  const auto vm = hn::Set(df, max);
+  auto sum = hn::Zero(df);
+  for (j = 0; j + L <= n; j += L) {
+    const auto e = hn::Exp(df, hn::Sub(hn::LoadU(df, s + j), vm));
+    hn::StoreU(e, df, s + j);
+    sum = hn::Add(sum, e);
+  }
+  if (j < n) {
+    HWY_ALIGN float tail[hn::MaxLanes(df)];
+    for (int64_t i = 0; i < L; ++i) tail[i] = j + i < n ? s[j + i] : max;
+    const auto e =
+        hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(n - j)), hn::Exp(df, hn::Sub(hn::Load(df, tail), vm)));
+    hn::Store(e, df, tail);
+    for (int64_t i = 0; j + i < n; ++i) s[j + i] = tail[i];
+    sum = hn::Add(sum, e);
+  }
+  return hn::GetLane(hn::SumOfLanes(df, sum));
+}
+
+// acc[c0 * N ...] (W chunks) += sum_j p[j] * values[j], cells in order; W is a compile-time
+// constant so the accumulators stay in registers.
+template <int W, class D>
+HWY_INLINE void ValueSlab(D d, const float* p, const float* values, int64_t nt, int head_dim, int c0, float* acc) {
+  const int N = static_cast<int>(hn::Lanes(d));
+  hn::Vec<D> v[W];
+#pragma GCC unroll 8
+  for (int i = 0; i < W; ++i) v[i] = hn::LoadU(d, acc + (c0 + i) * N);
+  for (int64_t j = 0; j < nt; ++j) {
+    const auto pj = hn::Set(d, p[j]);
+    const float* row = values + j * head_dim + c0 * N;
+#pragma GCC unroll 8
+    for (int i = 0; i < W; ++i) v[i] = hn::MulAdd(pj, hn::LoadU(d, row + i * N), v[i]);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < W; ++i) hn::StoreU(v[i], d, acc + (c0 + i) * N);
+}
+
+// acc[0, head_dim) += sum_j p[j] * values[j] for the nt widened values of a tile. Every
+// element is a sum over cells in list order, whatever the slab widths.
+template <class D>
+HWY_INLINE void ValueSum(D d, const float* p, const float* values, int64_t nt, int head_dim, float* acc) {
+  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
+  int c0 = 0;
+  for (; c0 + 8 <= chunks; c0 += 8) ValueSlab<8>(d, p, values, nt, head_dim, c0, acc);
+  if (c0 + 4 <= chunks) ValueSlab<4>(d, p, values, nt, head_dim, c0, acc), c0 += 4;
+  if (c0 + 2 <= chunks) ValueSlab<2>(d, p, values, nt, head_dim, c0, acc), c0 += 2;
+  if (c0 < chunks) ValueSlab<1>(d, p, values, nt, head_dim, c0, acc);
+}
+
+// Widened tiles of at most this many floats (16 KiB, in L1 next to the group's scores).
+inline constexpr int kTileFloats = 4096;
+
+// Cells per tile for a head size: a multiple of 4, at most 256.
+inline int64_t TileCells(int head_dim) { return std::clamp<int64_t>((kTileFloats / head_dim) & ~int64_t{3}, 4, 256); }
+
+template <size_t kCap>
+void AttendVector(const AttentionRowArgs& a) {
+  const hn::CappedTag<float, kCap> d;
+  const int D = a.head_dim;
+  const int64_t n = a.n_cells, tile = TileCells(D);
+  HWY_ALIGN float buf[kTileFloats];
+  float* acc = a.scores + a.group * n;  // group x head_dim value sums
+  // Keys: widen a tile once, score it for every head of the group.
+  for (int64_t t0 = 0; t0 < n; t0 += tile) {
+    const int64_t nt = std::min(tile, n - t0);
+    WidenTile(d, a.k, a.kv_row, a.cells + t0, nt, D, buf);
+    for (int g = 0; g < a.group; ++g) KeyScores(d, a.q + g * D, buf, nt, D, a.scale, a.scores + g * n + t0);
+  }
+  float inv[64];
+  for (int g = 0; g < a.group; ++g) inv[g] = 1.0f / ExpAndSum(a.scores + g * n, n);
+  // Values: widen a tile once, add it into every head's sums.
+  std::fill(acc, acc + a.group * D, 0.0f);
+  for (int64_t t0 = 0; t0 < n; t0 += tile) {
+    const int64_t nt = std::min(tile, n - t0);
+    WidenTile(d, a.v, a.kv_row, a.cells + t0, nt, D, buf);
+    for (int g = 0; g < a.group; ++g) ValueSum(d, a.scores + g * n + t0, buf, nt, D, acc + g * D);
+  }
+  const int N = static_cast<int>(hn::Lanes(d));
+  for (int g = 0; g < a.group; ++g) {
+    const auto vinv = hn::Set(d, inv[g]);
+    for (int i = 0; i < D; i += N) hn::StoreU(hn::Mul(hn::LoadU(d, acc + g * D + i), vinv), d, a.out + g * D + i);
+  }
+}
+
+void Attend(const AttentionRowArgs& a) {
+  // The widest chunk that divides head_dim (capped at the vector width by CappedTag).
+  if (a.head_dim > kTileFloats / 4 || a.group > 64) return AttendScalar(a);
+  if (a.head_dim % 16 == 0) return AttendVector<16>(a);
+  if (a.head_dim % 8 == 0) return AttendVector<8>(a);
+  if (a.head_dim % 4 == 0) return AttendVector<4>(a);
+  AttendScalar(a);
+}
+
+#else  // HWY_SCALAR
+
+void Attend(const AttentionRowArgs& a) { AttendScalar(a); }
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace sf::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace sf {
+
+HWY_EXPORT(Attend);
+
+void attend_visible_cells(const AttentionRowArgs& a) { HWY_DYNAMIC_DISPATCH(Attend)(a); }
+
+void attend_visible_cells_for_target(const AttentionRowArgs& a, int64_t target) {
+  quant::pick_target(HWY_DISPATCH_TABLE(Attend), target)(a);
+}
+
+}  // namespace sf
+#endif  // HWY_ONCE

@@ -1,0 +1,30 @@
+// Multi-row dot products: a tile of weight rows against a tile of activation rows, each
+// weight block loaded and decoded once for every activation row of the tile instead of once
+// per activation row. ops/matmul uses it when a batch has several rows (prefill, tree
+// verification), where the decoding, not the memory traffic, is the cost.
+//
+// Bit-identical to DotKernel::dot of the same pair for every (weight row, activation row):
+// the same per-block integer dot, the same scale multiplies and the same two round-robin
+// accumulators (even blocks, odd blocks) summed the same way, so a batch verifying a token
+// tree computes exactly the floats of decoding one token at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "quant/ggml_type.h"
+
+namespace sf {
+
+// out[c * out_stride + r] = dot(weight + r * row_stride, act + c * act_stride, n) for
+// r < n_rows, c < n_act. Strides of weight and act in bytes, of out in floats; n whole blocks.
+using DotTileFn = void (*)(const void* weight, size_t row_stride, int64_t n_rows, const void* act, size_t act_stride,
+                           int64_t n_act, int64_t n, float* out, int64_t out_stride);
+
+// The tile kernel of a (weight, activation) pair on the best instruction set: Q4_0, Q5_0 and
+// Q8_0 weights with Q8_0 activations; nullptr for other pairs (callers fall back to dot_rows).
+DotTileFn find_dot_tile(GgmlType weight_type, GgmlType activation_type);
+// The same compiled for one target of dot_kernel_targets() (for tests).
+DotTileFn find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target);
+
+}  // namespace sf

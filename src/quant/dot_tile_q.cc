@@ -1,0 +1,172 @@
+// Tile kernels (dot_tile.h) for the legacy formats without a minimum: Q4_0, Q5_0 and Q8_0
+// weights with Q8_0 activations.
+//
+// DotRowsT in dot_simd_q.cc keeps two accumulators per row, even blocks in one and odd in
+// the other, each updated in block order, and adds them at the end. The two are independent,
+// so here the even blocks run first (their accumulators parked in memory), then the odd
+// ones: only R x C accumulators live in registers, and every accumulator still sees exactly
+// the same sequence of operations, hence the same floats.
+#include "base/check.h"
+#include "base/fp16.h"
+#include "quant/block_types.h"
+#include "quant/dot_tile.h"
+#include "quant/simd_targets.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "quant/dot_tile_q.cc"
+#include "hwy/cache_control.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "quant/legacy_traits-inl.h"
+#include "quant/simd_common-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace sf::quant::HWY_NAMESPACE {
+
+#if HWY_TARGET != HWY_SCALAR
+
+// Activation rows per tile: four when 32 vector registers hold the 16 accumulators and
+// their operands (AVX-512), two on 16-register targets.
+inline constexpr int kTileC = kL16 == 32 ? 4 : 2;
+inline constexpr int kTileR = 4;
+
+// R weight rows x C activation rows. When prefetch is set, the R rows after this tile's are
+// fetched as one sequential stream spread over the blocks (as DotRowsT does).
+template <class T, int R, int C>
+HWY_INLINE void TileT(const uint8_t* w, size_t stride, const uint8_t* x, size_t xstride, int64_t n, float* out,
+                      int64_t out_stride, bool prefetch) {
+  static_assert(!T::kHasMin, "formats with a minimum keep a second accumulator; not tiled");
+  using Block = typename T::Block;
+  using XBlock = typename T::XBlock;
+  const int64_t nb = n / kQK;
+  const float* f16 = fp16_table();
+  constexpr size_t kL = hn::MaxLanes(DF());
+  HWY_ALIGN float even[R][C][kL];
+  for (int a = 0; a < 2; ++a) {
+    VF acc[R][C];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) acc[r][c] = hn::Zero(DF());
+    for (int64_t ib = a; ib < nb; ib += 2) {
+      if (prefetch && a == 0) {
+        constexpr size_t kStep = R * 2 * sizeof(Block);
+        const uint8_t* p = w + R * stride + static_cast<size_t>(ib / 2) * kStep;
+        for (size_t o = 0; o < kStep; o += 64) hwy::Prefetch(p + o);
+      }
+      V16 xv[C][kChunks];
+      VF dx[C];
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) {
+        const XBlock& xb = reinterpret_cast<const XBlock*>(x + c * xstride)[ib];
+#pragma GCC unroll 4
+        for (size_t k = 0; k < kChunks; ++k) xv[c][k] = LoadI8(xb.qs + k * kL16);
+        dx[c] = hn::Set(DF(), f16[xb.d]);
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const Block& b = reinterpret_cast<const Block*>(w + r * stride)[ib];
+        V16 wv[kChunks];
+        T::Load(b, wv);
+        const VF dw = hn::Set(DF(), f16[b.d]);
+#pragma GCC unroll 4
+        for (int c = 0; c < C; ++c) {
+          V32 s0 = hn::Zero(D32()), s1 = hn::Zero(D32());
+#pragma GCC unroll 4
+          for (size_t k = 0; k < kChunks; ++k) MulAcc(wv[k], xv[c][k], s0, s1);
+          const VF sum = hn::ConvertTo(DF(), FinishDot(s0, s1));
+          acc[r][c] = hn::MulAdd(sum * dw, dx[c], acc[r][c]);
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) {
+        if (a == 0) {
+          hn::Store(acc[r][c], DF(), even[r][c]);
+        } else {
+          const float sum = ReduceSum(hn::Load(DF(), even[r][c]) + acc[r][c]) * (1.0f / T::kScale);
+          // DotRowsT adds its (here zero) minimum accumulators the same way.
+          out[c * out_stride + r] = sum + (0.0f + 0.0f);
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void Tile(const void* weight, size_t row_stride, int64_t n_rows, const void* act, size_t act_stride, int64_t n_act,
+          int64_t n, float* out, int64_t out_stride) {
+  SF_CHECK(n % kQK == 0, "dot of %lld elements: not whole blocks", static_cast<long long>(n));
+  const auto* w = static_cast<const uint8_t*>(weight);
+  const auto* x = static_cast<const uint8_t*>(act);
+  int64_t r = 0;
+  for (; r + kTileR <= n_rows; r += kTileR) {
+    const uint8_t* wr = w + r * row_stride;
+    int64_t c = 0;
+    for (; c + kTileC <= n_act; c += kTileC)
+      TileT<T, kTileR, kTileC>(wr, row_stride, x + c * act_stride, act_stride, n, out + c * out_stride + r, out_stride,
+                               c == 0 && r + 2 * kTileR <= n_rows);
+    if constexpr (kTileC > 2) {
+      // Two rows left (a batch of two is common: the root and one draft token).
+      if (c + 2 <= n_act) {
+        TileT<T, kTileR, 2>(wr, row_stride, x + c * act_stride, act_stride, n, out + c * out_stride + r, out_stride,
+                            false);
+        c += 2;
+      }
+    }
+    for (; c < n_act; ++c)
+      TileT<T, kTileR, 1>(wr, row_stride, x + c * act_stride, act_stride, n, out + c * out_stride + r, out_stride,
+                          false);
+  }
+  for (; r < n_rows; ++r) {
+    const uint8_t* wr = w + r * row_stride;
+    int64_t c = 0;
+    for (; c + kTileC <= n_act; c += kTileC)
+      TileT<T, 1, kTileC>(wr, row_stride, x + c * act_stride, act_stride, n, out + c * out_stride + r, out_stride,
+                          false);
+    for (; c < n_act; ++c)
+      TileT<T, 1, 1>(wr, row_stride, x + c * act_stride, act_stride, n, out + c * out_stride + r, out_stride, false);
+  }
+}
+
+DotTileFn GetTile(GgmlType weight_type, GgmlType activation_type) {
+  if (activation_type != GgmlType::Q8_0) return nullptr;
+  switch (weight_type) {
+    case GgmlType::Q4_0:
+      return &Tile<Q4_0Traits>;
+    case GgmlType::Q5_0:
+      return &Tile<Q5_0Traits>;
+    case GgmlType::Q8_0:
+      return &Tile<Q8_0Traits>;
+    default:
+      return nullptr;
+  }
+}
+
+#else  // HWY_SCALAR: no tiles; matmul uses the reference dot kernels row by row.
+
+DotTileFn GetTile(GgmlType, GgmlType) { return nullptr; }
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace sf::quant::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace sf {
+namespace quant {
+HWY_EXPORT(GetTile);
+}  // namespace quant
+
+DotTileFn find_dot_tile(GgmlType weight_type, GgmlType activation_type) {
+  return quant::pick_target(quant::HWY_DISPATCH_TABLE(GetTile), 0)(weight_type, activation_type);
+}
+
+DotTileFn find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target) {
+  return quant::pick_target(quant::HWY_DISPATCH_TABLE(GetTile), target)(weight_type, activation_type);
+}
+
+}  // namespace sf
+#endif  // HWY_ONCE
