@@ -111,6 +111,7 @@ int run_chat_command(int argc, char** argv) {
   gen.finish();
   if (gen.escape) system_prompt = cli::process_escapes(system_prompt);
 
+  session_flags.repeatable_sampling = gen.seed >= 0 && !gen.sampling.greedy();
   auto options = session_flags.to_options();
   if (!options.ok()) return cli::usage_error(options.status());
   options->cancel = &g_stop_reply;  // Ctrl-C also stops a long prefill between chunks

@@ -42,6 +42,7 @@ int run_command(int argc, char** argv) {
   }
   if (gen.escape) prompt = process_escapes(prompt);
 
+  session_flags.repeatable_sampling = gen.seed >= 0 && !gen.sampling.greedy();
   auto options = session_flags.to_options();
   if (!options.ok()) return usage_error(options.status());
   session_flags.print_notes();

@@ -105,6 +105,11 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
 void SessionFlags::print_notes() const {
   gpu_only.note_ignored();
   const std::string m = method();
+  if (spec.empty() && repeatable_sampling && m != "auto")
+    std::fprintf(stderr,
+                 "note: sampling with a fixed --seed: the default method is %s, so the run repeats (--spec auto "
+                 "adapts to timings, and its tokens for a seed vary)\n",
+                 m.c_str());
   if (m == "none" && !draft_path.empty())
     std::fprintf(stderr, "note: --spec none: the draft model %s is not used (plain decoding)\n", draft_path.c_str());
   if ((draft_min > 0 || draft_p_min >= 0) && m != "chain" && m != "none")
@@ -116,8 +121,11 @@ void SessionFlags::print_notes() const {
 // trees without a draft) by their measured speed on this machine (auto_tree_builder.h), so
 // the default is never much slower than plain decoding. llama.cpp's chain knobs
 // (--draft-min, --draft-p-min) ask for its chain.
+// A fixed --seed with sampling asks for a repeatable run, which auto cannot give (see
+// repeatable_sampling): chain with a draft, plain decoding without.
 std::string default_method_for(const SessionFlags& flags) {
   if (!flags.draft_path.empty() && (flags.draft_min > 0 || flags.draft_p_min >= 0)) return "chain";
+  if (flags.repeatable_sampling) return flags.draft_path.empty() ? "none" : "chain";
   return "auto";
 }
 

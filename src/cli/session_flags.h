@@ -21,6 +21,10 @@ struct SessionFlags {
   std::string io_backend = "auto";
   std::string draft_path;
   std::string spec;  // empty: not given (default_method_for decides)
+  // Set by run and chat before to_options(): sampling with a --seed the user gave. auto's
+  // choices follow measured timings, so its trees (and, with sampling, the tokens a seed
+  // gives) differ between runs; the default then keeps a run repeatable (chain or none).
+  bool repeatable_sampling = false;
   int draft_len = 4;
   std::string tree_widths;
   // Frontier trees and LEVER.

@@ -387,6 +387,12 @@ Result<SpecConfig> Session::resolve_spec(const SpecOverride& spec) const {
   if (slots_[0].cats && spec.method != SpecConfig::Method::kNone && spec.method != config.method)
     return Status::Errorf("this session runs %s (self-speculation); it cannot switch method per call",
                           SpecConfig::method_name(config.method));
+  // A session that drafts by retrieval alone (auto or coordgen without --draft) has no
+  // draft model for a per-call method that needs one.
+  if (config.draft_model_path.empty() && !slots_[0].cats && spec.method != SpecConfig::Method::kNone &&
+      !SpecConfig::is_retrieval(spec.method) && spec.method != SpecConfig::Method::kAuto)
+    return Status::Errorf("speculative method %s was asked for, but the session has no draft model (--draft)",
+                          SpecConfig::method_name(spec.method));
   if (spec.method != SpecConfig::Method::kNone) {
     if (spec.method != config.method) config.tree_widths.clear();  // the session's widths are for its method
     config.method = spec.method;

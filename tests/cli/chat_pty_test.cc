@@ -177,7 +177,7 @@ TEST(ChatPiped, SharesRunsSessionFlags) {
                                   "--mem-budget", "50%", "--stats", "-ngl", "99"},
                                  "Once upon a time\n");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("speculative:      chain"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("speculative:      auto"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("streaming:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("note: --n-gpu-layers does nothing"), std::string::npos) << r.err;
   // The same reply without the draft: speculation is lossless in chat too.

@@ -83,7 +83,7 @@ TEST(LlamaFlags, DraftMinAndDraftPMinShapeTheChain) {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  const auto fixed = stats_json(base);
+  const auto fixed = stats_json(with({"--spec", "chain"}));  // the default is auto: ask for the chain
   const auto confident = stats_json(with({"--draft-p-min", "0.75"}));
   const auto with_min = stats_json(with({"--draft-p-min", "0.75", "--draft-min", "2"}));
   // Not given: every pass verifies a full chain of 4, as before.
@@ -108,7 +108,7 @@ TEST(LlamaFlags, DraftMinAndDraftPMinShapeTheChain) {
   EXPECT_NE(tree.err.find("note: --draft-min and --draft-p-min apply to --spec chain"), std::string::npos) << tree.err;
 }
 
-// --spec not given + a draft: the default method (chain today); --spec none + a draft:
+// --spec not given + a draft: the default method (auto); --spec none + a draft:
 // plain decoding, with a note that the draft is unused.
 TEST(LlamaFlags, SpecNoneWithADraftDecodesPlainly) {
   const std::vector<std::string> base = {"run", "-m", stories(), "-p",   "Once upon a time", "--temp", "0",
@@ -119,8 +119,8 @@ TEST(LlamaFlags, SpecNoneWithADraftDecodesPlainly) {
     return a;
   };
   const auto by_default = stats_json(base);
-  EXPECT_EQ(by_default["method"].get<std::string>(), "chain");
-  EXPECT_GT(by_default["draft_tokens"].get<int>(), 0);
+  EXPECT_EQ(by_default["method"].get<std::string>(), "auto");
+  EXPECT_GT(by_default["draft_tokens"].get<int>(), 0) << "auto tries its drafting arms";
   const auto none = stats_json(with({"--spec", "none"}));
   EXPECT_EQ(none["method"].get<std::string>(), "none");
   EXPECT_EQ(none["draft_tokens"].get<int>(), 0);

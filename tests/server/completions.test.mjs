@@ -11,7 +11,7 @@ const chatText = 'Tell me a story about a cat.';
 let plain, spec;
 
 before(async () => {
-  plain = await startServer(['--parallel', '2', '--chat-template', 'chatml']);
+  plain = await startServer(['--parallel', '2', '--chat-template', 'chatml', '--spec', 'none']);
   spec = await startServer([
     '--parallel', '2', '--chat-template', 'chatml', '--draft', draftModel, '--spec', 'chain', '--draft-len', '4',
   ]);
