@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-out/all
 mkdir -p "$out" docs/plots
-sf=build/specflash
+sf=${SF:-build/specflash}
 settings=${SETTINGS:-"stories-real stories-ufs4 stories-phone llama1b llama3b"}
 methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,coordgen,pld,sam"
 methods+=",coordgen-hybrid,cats,kangaroo,mirror,auto"

@@ -55,14 +55,16 @@ def plot_setting(setting, plot_dir):
                 methods.append(m)
     base = os.path.join(plot_dir, slug(setting["name"]))
     paths = []
-    emulated = " (storage EMULATED)" if data["meta"].get("io_bandwidth_emulated") else ""
+    emulated = (" (storage EMULATED)" if data["meta"].get("io_bandwidth_emulated") and
+                "EMULATED" not in setting["name"] else "")
+    colors = plt.get_cmap("tab20").colors  # 20 distinct colours: every method its own
 
     # tokens/s versus budget, one line per method
     fig, ax = plt.subplots(figsize=(8, 4.5))
     labels = list(budgets)
-    for m in methods:
+    for i, m in enumerate(methods):
         ys = [budgets[b][m]["decode_tokens_per_s"] if m in budgets[b] else math.nan for b in labels]
-        style = {"linewidth": 3, "color": "black"} if m == "auto" else {}
+        style = {"linewidth": 3, "color": "black"} if m == "auto" else {"color": colors[i % len(colors)]}
         ax.plot(labels, ys, marker="o", label=m, **style)
     ax.set_yscale("log")
     ax.set_xlabel("memory budget (share of layer weights resident)")
@@ -125,6 +127,7 @@ def main():
     ap.add_argument("--plots", required=True)
     ap.add_argument("--chain", default="chain:4", help="the chain baseline for the second speedup")
     ap.add_argument("--real-acceptance", default="stories", help="settings whose name contains this have real acceptance")
+    ap.add_argument("--note", action="append", default=[], help="a paragraph for the report's caveats (repeatable)")
     ap.add_argument("settings", nargs="+")
     args = ap.parse_args()
     settings = [load(s) for s in args.settings]
@@ -137,6 +140,8 @@ def main():
                "acceptance (the synthetic models have random weights: their rows measure cost only)."
                % args.real_acceptance)
     out.append("")
+    if args.note:
+        out += ["## Caveats", ""] + ["- " + n for n in args.note] + [""]
 
     # auto against the best method of each (setting, budget)
     out += ["## `auto` against the best method of every row group", "",

@@ -64,7 +64,7 @@ std::string git_commit() {
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::string dir = ec ? "." : exe.parent_path().string();
   const std::string git = "git -C " + shell_quote(dir) + " ";
-  const std::string commit = run_capture(git + "rev-parse --short HEAD 2>/dev/null");
+  const std::string commit = run_capture(git + "rev-parse --short=12 HEAD 2>/dev/null");
   if (commit.empty()) return "unknown";
   const std::string changes = run_capture(git + "status --porcelain --untracked-files=no 2>/dev/null");
   return changes.empty() ? commit : commit + "+dirty";

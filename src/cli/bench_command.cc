@@ -18,6 +18,7 @@
 #include "cli/checked_output.h"
 #include "cli/cli_common.h"
 #include "cli/session_flags.h"
+#include "version_info.h"  // SPECFLASH_GIT_COMMIT, generated at build time
 
 namespace sf::cli {
 namespace {
@@ -224,7 +225,11 @@ int bench_command(int argc, char** argv) {
   context.preset = preset_note;
   context.prompt_source = prompt_source(config);
   context.machine = bench::read_machine_info();
-  context.commit = bench::git_commit();
+  // The commit the binary was built from; the source tree's, when it differs, too (a
+  // benchmark run by a binary older than the checkout must not take the checkout's name).
+  context.commit = SPECFLASH_GIT_COMMIT;
+  if (const std::string tree = bench::git_commit(); tree != context.commit)
+    context.commit += " (source tree at run time: " + tree + ")";
   context.date = bench::utc_timestamp();
   const auto rows = bench::summarize_runs(*result);
   const auto category_rows = bench::summarize_categories(*result);

@@ -74,7 +74,8 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   // loaded once; every slot has its own drafter state (KV cache, scratch) over them.
   uint64_t draft_bytes = 0;
   const SpecConfig& spec = options.spec;
-  const bool prune = spec.enabled() && spec.prunes();
+  // auto prunes its LEVER arm's trees when the target has a middle layer to exit at.
+  const bool prune = spec.enabled() && spec.prunes() && (spec.method != SpecConfig::Method::kAuto || hp.n_layer >= 2);
   int exit_layer = 0;
   // Retrieval methods need no draft model; with one, coordgen merges both (hybrid). CATS
   // and Kangaroo draft with the target's own layers.
