@@ -25,7 +25,7 @@ function load(label, serveArgs) {
 }
 
 for (const [label, args] of [
-  ['plain', ['--parallel', '3', '--mem-budget', '40M']],
+  ['plain', ['--parallel', '3', '--mem-budget', '40M', '--spec', 'none']],
   ['speculative', ['--parallel', '3', '--mem-budget', '40M', '--draft', draftModel, '--spec', 'chain']],
 ]) {
   test(`${label}: 48 requests from 6 clients on 3 slots all succeed with the reference text`, () => {
