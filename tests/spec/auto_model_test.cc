@@ -15,10 +15,14 @@
 
 #include "chi_square.h"
 #include "engine/session.h"
+#include "spec_test_util.h"
 #include "test_paths.h"
 
 namespace sf {
 namespace {
+
+using test::generate;
+using test::target_distribution;
 
 std::unique_ptr<Session> make_session(SpecConfig::Method method, bool with_draft, const char* budget,
                                       double io_bandwidth) {
@@ -34,18 +38,6 @@ std::unique_ptr<Session> make_session(SpecConfig::Method method, bool with_draft
   auto s = Session::create(o);
   EXPECT_TRUE(s.ok()) << s.status().message();
   return s.ok() ? std::move(*s) : nullptr;
-}
-
-std::vector<int32_t> generate(Session& s, const std::vector<int32_t>& prompt, int n, const SamplingParams& sp,
-                              GenerationStats* stats) {
-  std::vector<int32_t> out;
-  auto r = s.generate(prompt, n, sp, /*ignore_eos=*/true, [&](int32_t id, const std::string&) {
-    if (id >= 0) out.push_back(id);
-    return true;
-  });
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  if (r.ok() && stats) *stats = *r;
-  return out;
 }
 
 const std::vector<std::string> kPrompts = {
@@ -116,17 +108,6 @@ INSTANTIATE_TEST_SUITE_P(Budgets, AutoGreedy,
                                            AutoCase{"draft_streamed50_emulated_100M", true, "50%", 100e6, false},
                                            AutoCase{"retrieval_streamed0_emulated_25M", false, "0%", 25e6, false}),
                          [](const auto& info) { return std::string(info.param.name); });
-
-// Exact next-token distribution of the target after `prompt`, as the sampler processes it.
-std::vector<double> target_distribution(Session& plain, const std::vector<int32_t>& prompt, const SamplingParams& sp) {
-  plain.reset();
-  std::vector<float> logits;
-  EXPECT_TRUE(plain.evaluate(prompt, false, &logits).ok());
-  Sampler sampler(sp);
-  std::vector<double> p(plain.model().hparams().n_vocab, 0.0);
-  for (const auto& tp : sampler.distribution(logits.data(), static_cast<int>(p.size()), prompt)) p[tp.id] = tp.p;
-  return p;
-}
 
 TEST(AutoSampled, FirstAndSecondTokenDistributionsMatchTarget) {
   SF_SKIP_WITHOUT_SHARED();

@@ -16,10 +16,13 @@
 #include "engine/session.h"
 #include "spec/cats_boundaries.h"
 #include "spec/tree_batch.h"
+#include "spec_test_util.h"
 #include "test_paths.h"
 
 namespace sf {
 namespace {
+
+using test::target_distribution;
 
 const char* kTarget = "models/stories260K.gguf";
 
@@ -209,16 +212,6 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 // ---- sampling ---------------------------------------------------------------------------
-
-std::vector<double> target_distribution(Session& plain, const std::vector<int32_t>& prompt, const SamplingParams& sp) {
-  plain.reset();
-  std::vector<float> logits;
-  EXPECT_TRUE(plain.evaluate(prompt, false, &logits).ok());
-  Sampler sampler(sp);
-  std::vector<double> p(plain.model().hparams().n_vocab, 0.0);
-  for (const auto& tp : sampler.distribution(logits.data(), static_cast<int>(p.size()), prompt)) p[tp.id] = tp.p;
-  return p;
-}
 
 class CatsSampled : public ::testing::TestWithParam<const char*> {};
 

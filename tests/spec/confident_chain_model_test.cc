@@ -15,10 +15,14 @@
 
 #include "chi_square.h"
 #include "engine/session.h"
+#include "spec_test_util.h"
 #include "test_paths.h"
 
 namespace sf {
 namespace {
+
+using test::generate;
+using test::target_distribution;
 
 constexpr int kDraftLen = 4;
 
@@ -37,18 +41,6 @@ std::unique_ptr<Session> make_session(bool speculative, int draft_min, float p_m
   auto s = Session::create(o);
   EXPECT_TRUE(s.ok()) << s.status().message();
   return s.ok() ? std::move(*s) : nullptr;
-}
-
-std::vector<int32_t> generate(Session& s, const std::vector<int32_t>& prompt, int n, const SamplingParams& sp,
-                              GenerationStats* stats) {
-  std::vector<int32_t> out;
-  auto r = s.generate(prompt, n, sp, /*ignore_eos=*/true, [&](int32_t id, const std::string&) {
-    if (id >= 0) out.push_back(id);
-    return true;
-  });
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  if (r.ok() && stats) *stats = *r;
-  return out;
 }
 
 const std::vector<std::string> kPrompts = {"Once upon a time", "The little dog was sad because",
@@ -116,17 +108,6 @@ TEST(ConfidentChain, GreedyStopsEarlySkipsShortDraftsAndStaysLossless) {
   EXPECT_EQ(t_min.single, 0u);
   EXPECT_GT(t_min.empty, t_confident.empty) << "short drafts became cycles without speculation";
   EXPECT_GT(t_min.accepted, 0u);
-}
-
-// Exact next-token distribution of the target after `prompt`, as the sampler processes it.
-std::vector<double> target_distribution(Session& plain, const std::vector<int32_t>& prompt, const SamplingParams& sp) {
-  plain.reset();
-  std::vector<float> logits;
-  EXPECT_TRUE(plain.evaluate(prompt, false, &logits).ok());
-  Sampler sampler(sp);
-  std::vector<double> p(plain.model().hparams().n_vocab, 0.0);
-  for (const auto& tp : sampler.distribution(logits.data(), static_cast<int>(p.size()), prompt)) p[tp.id] = tp.p;
-  return p;
 }
 
 // A low threshold so that under this flat sampling some chains stop early (at the root:

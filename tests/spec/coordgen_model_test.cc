@@ -17,10 +17,13 @@
 
 #include "chi_square.h"
 #include "engine/session.h"
+#include "spec_test_util.h"
 #include "test_paths.h"
 
 namespace sf {
 namespace {
+
+using test::target_distribution;
 
 const char* kTarget = "models/stories260K.gguf";
 using M = SpecConfig::Method;
@@ -149,17 +152,6 @@ INSTANTIATE_TEST_SUITE_P(
         GreedyCase{"pld", cfg(M::kPld)}, GreedyCase{"sam", cfg(M::kSam)},
         GreedyCase{"sam_streamed0", cfg(M::kSam, true, true, false, "0%")}),
     [](const auto& info) { return std::string(info.param.name); });
-
-// Exact next-token distribution of the target after `prompt`, as the sampler processes it.
-std::vector<double> target_distribution(Session& plain, const std::vector<int32_t>& prompt, const SamplingParams& sp) {
-  plain.reset();
-  std::vector<float> logits;
-  EXPECT_TRUE(plain.evaluate(prompt, false, &logits).ok());
-  Sampler sampler(sp);
-  std::vector<double> p(plain.model().hparams().n_vocab, 0.0);
-  for (const auto& tp : sampler.distribution(logits.data(), static_cast<int>(p.size()), prompt)) p[tp.id] = tp.p;
-  return p;
-}
 
 class RetrievalSampled : public ::testing::TestWithParam<GreedyCase> {};
 

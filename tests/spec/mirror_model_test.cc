@@ -19,10 +19,13 @@
 #include "chi_square.h"
 #include "engine/session.h"
 #include "spec/mirror_rollout.h"
+#include "spec_test_util.h"
 #include "test_paths.h"
 
 namespace sf {
 namespace {
+
+using test::generate;
 
 const char* kTarget = "models/stories260K.gguf";
 
@@ -43,18 +46,6 @@ std::unique_ptr<Session> make_session(SpecConfig::Method method, const char* bud
   auto s = Session::create(o);
   EXPECT_TRUE(s.ok()) << s.status().message();
   return s.ok() ? std::move(*s) : nullptr;
-}
-
-std::vector<int32_t> generate(Session& s, const std::vector<int32_t>& prompt, int n, const SamplingParams& sp,
-                              GenerationStats* stats) {
-  std::vector<int32_t> out;
-  auto r = s.generate(prompt, n, sp, /*ignore_eos=*/true, [&](int32_t id, const std::string&) {
-    if (id >= 0) out.push_back(id);
-    return true;
-  });
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  if (r.ok() && stats) *stats = *r;
-  return out;
 }
 
 const std::vector<std::string> kPrompts = {

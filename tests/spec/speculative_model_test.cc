@@ -17,10 +17,13 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "spec/exit_scorer.h"
+#include "spec_test_util.h"
 #include "test_paths.h"
 
 namespace sf {
 namespace {
+
+using test::target_distribution;
 
 const char* kTarget = "models/stories260K.gguf";
 
@@ -209,17 +212,6 @@ INSTANTIATE_TEST_SUITE_P(
         GreedyCase{"lever_prune_distilled_streamed0_emulated", "distilled", M::kLever, 4, {}, "0%", 0.03, true, 100e6},
         GreedyCase{"lever_prune_other_model", "truncated", M::kLever, 4, {}, "100%", 0.02, true}),
     [](const auto& info) { return std::string(info.param.name); });
-
-// Exact next-token distribution of the target after `prompt`, as the sampler processes it.
-std::vector<double> target_distribution(Session& plain, const std::vector<int32_t>& prompt, const SamplingParams& sp) {
-  plain.reset();
-  std::vector<float> logits;
-  EXPECT_TRUE(plain.evaluate(prompt, false, &logits).ok());
-  Sampler sampler(sp);
-  std::vector<double> p(plain.model().hparams().n_vocab, 0.0);
-  for (const auto& tp : sampler.distribution(logits.data(), static_cast<int>(p.size()), prompt)) p[tp.id] = tp.p;
-  return p;
-}
 
 struct StochasticCase {
   const char* name;
