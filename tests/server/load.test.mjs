@@ -16,7 +16,7 @@ function load(label, serveArgs) {
     const json = path.join(dir, 'report.json');
     execFileSync(process.execPath, [
       path.join(sourceDir, 'bench/server_load.mjs'), '--bin', specflashBin, '--requests', '48', '--concurrency', '6',
-      '--max-tokens', '24', '--label', label, '--json', json, '--', ...serveArgs,
+      '--max-tokens', '64', '--label', label, '--json', json, '--', ...serveArgs,
     ], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 240000 });
     return JSON.parse(readFileSync(json, 'utf8'));
   } finally {
@@ -32,7 +32,7 @@ for (const [label, args] of [
     const r = load(label, args);
     assert.equal(r.ok, 48);
     assert.equal(r.failed, 0);
-    assert.equal(r.completion_tokens, 48 * 24);
+    assert.equal(r.completion_tokens, 48 * 64);
     assert.equal(r.slots, 3);
     assert.ok(r.max_queue_depth_seen > 0, 'with 6 clients on 3 slots some requests waited in the queue');
     assert.ok(r.peak_rss_under_budget, `peak RSS ${r.peak_rss_bytes} vs budget ${r.memory_budget_bytes}`);
