@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # Reproduces docs/edgellm.md: EdgeLLM, its ablations (paper fig. 22: pacer, fallback,
-# provisional generation each removed) and the baselines it compares with (SP = a
+# provisional generation each removed; and the cost stop, ours) and the baselines it compares with (SP = a
 # fixed-length chain, BiLD-style fixed confidence threshold, SpecInfer-style static tree),
 # one `specflash bench` run per storage setting, on (i) stories260K with its distilled
 # draft (real acceptance) and (ii) the synthetic 1.1B Llama with a synthetic draft (cost
 # only), at budgets 0% and 50%, on the real disk and with EMULATED 4 GB/s (UFS 4.0) and
 # 2 GB/s (UFS 3.1) storage, plus the scaled phone regime (EMULATED 25 MB/s: a stories260K
 # pass at 0% then costs ~40 draft steps, as an 8B Q4_0 target on UFS 4.0 does against a
-# ~0.5B draft). Writes bench-out/edgellm/*.md and *.json. About 30 minutes on 2 cores.
+# ~0.5B draft). Writes bench-out/edgellm/*.md and *.json. About 45 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-out/edgellm
 mkdir -p "$out"
 sf=build/specflash
-methods="flash-ar,chain:4,chain:8,bld,tree,edgellm,edgellm-nopacer,edgellm-nofallback,edgellm-noprovisional"
+methods="flash-ar,chain:4,chain:8,bld,tree,edgellm,edgellm-nopacer,edgellm-nofallback,edgellm-noprovisional,edgellm-nocost"
+# stories260K passes cost well under a millisecond outside the phone regime, where one run
+# moves by tens of percent: REPEAT (default 3) interleaved repetitions, medians and ranges.
 stories=(-m models/stories260K.gguf --draft models/stories260K-draft.gguf --tree-widths 3,2,1
-         --dataset tinystories:16 -n 64 --ignore-eos)
+         --dataset tinystories:16 -n 64 --ignore-eos --repeat "${REPEAT:-3}")
 $sf bench "${stories[@]}" --methods "$methods" --budgets 0%,50% --json $out/stories-real.json >$out/stories-real.md
 for bw in 4G 2G 25M; do
   $sf bench "${stories[@]}" --methods "$methods" --budgets 0%,50% --io-bandwidth $bw \

@@ -71,6 +71,8 @@ const char* kind_name(BenchMethod::Kind k) {
       return "edgellm-nofallback";
     case K::kEdgeLlmNoProvisional:
       return "edgellm-noprovisional";
+    case K::kEdgeLlmNoCost:
+      return "edgellm-nocost";
     case K::kBld:
       return "bld";
     case K::kCoordGen:
@@ -170,12 +172,14 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
     case K::kEdgeLlmNoPacer:
     case K::kEdgeLlmNoFallback:
     case K::kEdgeLlmNoProvisional:
+    case K::kEdgeLlmNoCost:
     case K::kBld:
       spec.method = SpecConfig::Method::kEdgeLlm;
       spec.edgellm = c.edgellm;
       spec.edgellm.pacer = m.kind != K::kEdgeLlmNoPacer && m.kind != K::kBld;
       spec.edgellm.fallback = m.kind != K::kEdgeLlmNoFallback;
       spec.edgellm.provisional = c.edgellm.provisional && m.kind != K::kEdgeLlmNoProvisional && m.kind != K::kBld;
+      spec.edgellm.cost_stop = m.kind != K::kEdgeLlmNoCost && m.kind != K::kBld;
       if (m.kind == K::kBld) spec.edgellm.token_threshold = m.param > 0 ? m.param / 100.0f : kBldDefaultThreshold;
       break;
     case K::kCoordGen:
@@ -240,6 +244,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
                            K::kEdgeLlmNoPacer,
                            K::kEdgeLlmNoFallback,
                            K::kEdgeLlmNoProvisional,
+                           K::kEdgeLlmNoCost,
                            K::kBld,
                            K::kCats,
                            K::kCatsNoAdapter,
@@ -265,7 +270,8 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
       return Status::Error(
           "unknown method '" + std::string(item) +
           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
-          "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, bld[:percent], cats[:gamma], "
+          "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, edgellm-nocost, bld[:percent], "
+          "cats[:gamma], "
           "cats-noadapter[:gamma], kangaroo[:gamma], coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, "
           "coordgen-hybrid, pld[:nodes], sam[:nodes], mirror[:kappa][@layer|@percent%], auto)");
     BenchMethod m{*found, 0};

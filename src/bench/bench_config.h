@@ -34,6 +34,7 @@ struct BenchMethod {
     kEdgeLlmNoPacer,        // ... one chain instead of the paced tree
     kEdgeLlmNoFallback,     // ... verification at a fixed tree size instead of T_c < alpha
     kEdgeLlmNoProvisional,  // ... no drafting during the target's I/O
+    kEdgeLlmNoCost,         // ... without the cost stop (the paper's tree growth: T_c < alpha only)
     kBld,                   // BiLD-style chain: stop at the first token below a fixed confidence
     // Retrieval drafting (no draft model): CoordGen, its ablations and the baselines.
     kCoordGen,         // suffix-automaton trees + calibration + draft reuse (+ history with --history-dir)

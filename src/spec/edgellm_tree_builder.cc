@@ -29,8 +29,12 @@ Result<bool> EdgeLlmTreeBuilder::ensure_drafted(Drafter& drafter, const TokenTre
           dist_of(tree.node(n).parent))
         nodes.push_back(n);
   std::vector<NodeDistribution> out;
+  const double before = drafter.draft_counters().seconds;
   SF_RETURN_IF_ERROR(drafter.draft(tree, nodes, &out));
+  const double seconds = drafter.draft_counters().seconds - before;
+  draft_spent_ += seconds;
   if (out.empty()) return false;  // the drafter's context is full
+  profile_.observe_draft(static_cast<int>(out.size()), seconds);
   for (size_t k = 0; k < out.size(); ++k) {
     const size_t i = static_cast<size_t>(nodes[k] + 1);
     if (dists_.size() <= i) {
@@ -39,6 +43,7 @@ Result<bool> EdgeLlmTreeBuilder::ensure_drafted(Drafter& drafter, const TokenTre
     }
     dists_[i] = std::move(out[k]);
     has_dist_[i] = true;
+    if (!dists_[i].probs.empty()) top_p_ += 0.05 * (acceptance(nodes[k], dists_[i].probs[0].p) - top_p_);
   }
   return true;
 }
@@ -56,6 +61,35 @@ void EdgeLlmTreeBuilder::add_child(TokenTree* tree, int32_t parent, const TokenP
   const int32_t child = tree->add(tp.id, parent, tp.p);
   conf_.resize(static_cast<size_t>(child) + 2);
   conf_[child + 1] = conf_[parent + 1] * tp.p;
+  reach_.resize(conf_.size());
+  reach_[child + 1] = reach_[parent + 1] * acceptance(parent, tp.p);
+  gain_ += reach_[child + 1];
+}
+
+double EdgeLlmTreeBuilder::acceptance(int32_t parent, double p) const {
+  const NodeDistribution* d = dist_of(parent);
+  double mass = 0;
+  if (d)
+    for (size_t k = 0; k < d->probs.size() && k < static_cast<size_t>(kCandidateSet); ++k) mass += d->probs[k].p;
+  return calibration_.calibrate(p, mass > 0 ? mass : 1.0);
+}
+
+EdgeLlmTreeBuilder::StepCost EdgeLlmTreeBuilder::step_cost(int rows, int context) const {
+  StepCost c;
+  // Without measurements of both sides there is nothing to weigh: the paper's rule alone.
+  if (!config_.cost_stop || !profile_.has_verify_data() || profile_.draft_pass_seconds() <= 0) return c;
+  c.active = true;
+  // The smaller of the local slope and the average slope up to the largest tree: where a
+  // pass waits on I/O its time swings by milliseconds, and a local fit over a few noisy
+  // cells can make rows look dearer than the whole tree (the size bound above already
+  // keeps compute-bound trees small). Even a row that measures free costs something.
+  const double one = profile_.verify_seconds(1, context);
+  const double average = (profile_.verify_seconds(max_nodes_ + 1, context) - one) / max_nodes_;
+  c.row = std::max(
+      {std::min(profile_.marginal_seconds(rows + 1, context), average), 0.1 * profile_.draft_row_seconds(), 1e-9});
+  c.draft = profile_.draft_pass_seconds() + profile_.draft_row_seconds();
+  c.rate = gain_ / std::max(draft_spent_ + profile_.verify_seconds(rows, context), 1e-9);
+  return c;
 }
 
 int32_t EdgeLlmTreeBuilder::best_leaf(const TokenTree& tree) const {
@@ -88,8 +122,11 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
   dists_.clear();
   has_dist_.clear();
   conf_.assign(1, 1.0);
+  reach_.assign(1, 1.0);
   anchor_ = TokenTree::kRoot;
   last_tc_ = 1;
+  gain_ = 1;
+  draft_spent_ = 0;
   const int64_t max_nodes = std::min<int64_t>(
       {ctx.max_nodes, affordable_nodes(ctx.context), config_.fallback ? max_nodes_ : config_.fixed_tokens});
   if (ctx.carried) {
@@ -97,6 +134,8 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
     *tree = ctx.carried->tree;
     for (int32_t n = 0; n < tree->size(); ++n) {
       conf_.push_back(conf_[tree->node(n).parent + 1] * tree->node(n).draft_prob);
+      reach_.push_back(reach_[tree->node(n).parent + 1] * calibration_.calibrate(tree->node(n).draft_prob, 1.0));
+      gain_ += reach_.back();
     }
     for (size_t i = 0; i < ctx.carried->drafted.size(); ++i) {
       const size_t at = static_cast<size_t>(ctx.carried->drafted[i] + 1);
@@ -134,11 +173,16 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
       best_deficit = 0;
       tc = 1;
     }
+    // The cost stop: steps that would lower the cycle's expected rate are not candidates
+    // (the root's first step always is).
+    const StepCost cost = tree->empty() ? StepCost{} : step_cost(tree->size() + 1, ctx.context);
     for (int32_t n = 0; n < tree->size(); ++n) {
       const TreeNode& node = tree->node(n);
       if (!tree->children(n).empty()) continue;
       tc = std::max(tc, conf_[n + 1]);
       if (node.depth >= max_depth_) continue;
+      const NodeDistribution* d = dist_of(n);
+      if (!cost.pays(reach_[n + 1] * (d && !d->probs.empty() ? acceptance(n, d->probs[0].p) : top_p_), !d)) continue;
       const double deficit = m * conf_[n + 1] - node.depth;
       if (deficit > best_deficit) {
         best_deficit = deficit;
@@ -151,6 +195,7 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
         const int r = next_candidate(*tree, n);
         if (r < 0) continue;
         const int depth = n == TokenTree::kRoot ? 0 : tree->node(n).depth;
+        if (!cost.pays(reach_[n + 1] * acceptance(n, dist_of(n)->probs[r].p), false)) continue;
         const double deficit = m * conf_[n + 1] * dist_of(n)->probs[r].p - depth;
         if (deficit > best_deficit) {
           best_deficit = deficit;
@@ -161,7 +206,7 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
     }
     last_tc_ = tc;
     if (uses_alpha() && !tree->empty() && tc < alpha_) break;  // fallback: verify now
-    if (best_deficit == -1e300) break;                         // nothing can grow (depth limit)
+    if (best_deficit == -1e300) break;                         // nothing can grow (depth limit) or pays (cost stop)
     if (best_is_leaf) {
       SF_ASSIGN_OR_RETURN(ok, ensure_drafted(drafter, *tree, best_node));
       if (!ok) break;
@@ -179,6 +224,10 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
     for (int32_t n = 0; n < tree->size(); ++n)
       if (tree->children(n).empty()) last_tc_ = std::max(last_tc_, conf_[n + 1]);
   }
+  // The drafted nodes' candidate sets, from which the calibration learns what the target
+  // picked (observe()).
+  for (int32_t n = TokenTree::kRoot; n < tree->size(); ++n)
+    if (const NodeDistribution* d = dist_of(n)) record_candidates(tree, n, *d);
   anchor_ = best_leaf(*tree);
   return Status::Ok();
 }
@@ -192,6 +241,7 @@ bool EdgeLlmTreeBuilder::provisional_anchor(int32_t* leaf, const NodeDistributio
 
 void EdgeLlmTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   if (profile_.has_verify_data()) profile_.observe_verify(stats.tree_nodes + 1, stats.context, stats.verify_seconds);
+  calibration_.observe(tree, stats.visited);
   if (!uses_alpha() || tree.empty() || stats.visited.empty()) return;
   // The last accepted node, and the most confident branch through it.
   const int32_t last = stats.visited[static_cast<size_t>(stats.accepted)].node;

@@ -23,6 +23,17 @@
 // profile (refined online with every verification), the tree's rows may add at most
 // kVerifySlack times the cost of a one-row pass.
 //
+// Cost stop (beyond the paper, EdgeLlmConfig::cost_stop): the pacer chooses only among
+// steps whose expected tokens per second (the chance that the node a step adds is
+// accepted, by LEVER's acceptance calibration learned online from this builder's verified
+// rows, over one
+// more verification row and, for a leaf not drafted yet, a draft pass) beat the tree's own
+// (1 + the sum of its nodes' chances over this cycle's draft time and a pass over its
+// rows, both from the measured profile): a step below that rate would lower the cycle's
+// rate (the marginal rule for maximising a ratio). When no step pays, the tree goes to
+// verification. Where a pass costs tens of draft steps (the paper's regime) only
+// near-hopeless steps are left out; where it costs a few, trees stay small.
+//
 // Children are always the drafter's top tokens (deterministic), so verification is
 // lossless under sampling too (each child is a one-hot draft; verifier.h).
 //
@@ -34,6 +45,7 @@
 
 #include <vector>
 
+#include "spec/acceptance_calibration.h"
 #include "spec/spec_config.h"
 #include "spec/tree_builder.h"
 
@@ -73,6 +85,22 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   // The most nodes a tree may have at this context under kVerifySlack (max_nodes_ when the
   // profile has no data).
   int64_t affordable_nodes(int context) const;
+  // The cost stop for the next step of a tree with `rows` rows (the root included).
+  struct StepCost {
+    bool active = false;
+    double rate = 0;   // the tree's expected tokens per second so far
+    double row = 0;    // seconds one more verification row adds
+    double draft = 0;  // seconds of the draft pass a leaf not drafted yet needs
+    // Whether adding a node of confidence `conf` (drafting its parent first when
+    // `needs_draft`) keeps the cycle's expected tokens per second rising.
+    bool pays(double conf, bool needs_draft) const {
+      return !active || conf / (row + (needs_draft ? draft : 0)) > rate;
+    }
+  };
+  StepCost step_cost(int rows, int context) const;
+  // The calibrated chance that the target picks a token of draft probability p below
+  // `parent` (LEVER's calibration, learned from this builder's verified rows).
+  double acceptance(int32_t parent, double p) const;
 
   EdgeLlmConfig config_;
   int max_nodes_;
@@ -86,7 +114,13 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   std::vector<NodeDistribution> dists_;
   std::vector<bool> has_dist_;
   int32_t anchor_ = TokenTree::kRoot;
+  // This cycle: the calibrated chance that each node is reached (index node + 1).
+  std::vector<double> reach_;
+  double gain_ = 1;         // this cycle: 1 (the bonus token) + the sum of reach_ over nodes
+  double draft_spent_ = 0;  // this cycle: seconds of draft passes so far
+  double top_p_ = 0.5;      // running mean of the draft's top probability (a leaf's next step)
   LatencyProfile profile_;
+  AcceptanceCalibration calibration_;
 };
 
 }  // namespace sf

@@ -41,9 +41,15 @@ struct EdgeLlmConfig {
   // a token or two where a verification pass costs tens of draft steps.
   float alpha_min = 1e-5f;
   float alpha_max = 0.05f;
-  bool pacer = true;         // confidence-paced branches; off: one chain (the top branch only)
-  bool fallback = true;      // verify when T_c < alpha (self-adaptive); off: at a fixed tree size
-  int fixed_tokens = 16;     // tree size at which verification starts when the fallback is off
+  bool pacer = true;      // confidence-paced branches; off: one chain (the top branch only)
+  bool fallback = true;   // verify when T_c < alpha (self-adaptive); off: at a fixed tree size
+  int fixed_tokens = 16;  // tree size at which verification starts when the fallback is off
+  // Beyond the paper: also verify when the pacer's next step would lower the tree's
+  // expected tokens per second (its expected tokens over the measured cost of its drafting
+  // and of a pass over its rows). The paper's regime (a pass costs tens of draft steps and
+  // rows are free while it waits on I/O) never triggers it; where a pass costs only a few
+  // draft steps it stops the trees that would not pay for their drafting.
+  bool cost_stop = true;
   bool provisional = true;   // draft during the target's I/O waits
   int provisional_max = 16;  // the most provisional tokens per verification (their memory bound)
   // The provisional chain also stops where its confidence below its first token (the next

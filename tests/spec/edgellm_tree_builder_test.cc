@@ -34,6 +34,7 @@ class ScriptedDrafter : public Drafter {
   Status draft(const TokenTree& tree, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override {
     out->clear();
     ++counters_.passes;
+    counters_.seconds += pass_seconds_;
     for (int32_t n : nodes) {
       EXPECT_TRUE(n == TokenTree::kRoot || tree.node(n).parent == TokenTree::kRoot ||
                   drafted_.count(tree.node(n).parent) > 0)
@@ -51,6 +52,7 @@ class ScriptedDrafter : public Drafter {
   const DraftCounters& draft_counters() const override { return counters_; }
   std::set<int32_t> carried_;      // nodes drafted in an earlier cycle
   std::set<int32_t> drafted_now_;  // nodes drafted in this cycle
+  double pass_seconds_ = 0;        // what each draft pass reports it took
 
  private:
   std::set<int32_t> drafted_;
@@ -181,6 +183,43 @@ TEST(EdgeLlmTreeBuilder, FixedSizeWithoutFallbackAndBildThreshold) {
   const TokenTree chain = build(sure, drafter, 64);
   EXPECT_EQ(chain.size(), 12);
   EXPECT_EQ(chain.max_depth(), 12);
+}
+
+// The cost stop, by hand. A chain of 0.95-probable tokens (the pacer off, alpha out of the
+// way), draft passes of 0.2 ms: the profile then charges a step that must draft its leaf
+// 0.2 ms for the pass + 0.2 ms for its row, plus its verification row. Before any
+// verification the calibration is its prior: a 0.95 token is accepted with r x h = 0.9 x
+// 0.95 = 0.855, so before the step to k+1 nodes the chain is worth
+// G_k = 1 + sum_{i<=k} 0.855^i tokens and costs 0.2 k ms of drafting + verify(k + 1); the
+// step adds 0.855^k q tokens, q (the running acceptance of a leaf's next token) between
+// 0.73 and 0.855 after the warm-up chain.
+std::size_t cost_stopped_chain(bool cost_stop, double pass_ms, double row_ms) {
+  ScriptedDrafter drafter({0.95f, 0.05f});
+  drafter.pass_seconds_ = 0.2e-3;
+  EdgeLlmConfig c = config(1e-6f, /*pacer=*/false);
+  c.cost_stop = cost_stop;
+  EdgeLlmTreeBuilder builder(c, 64, 20, "edgellm-nopacer");
+  // No verification measured yet: nothing to weigh, the chain runs to the depth limit (and
+  // the draft's cost gets measured).
+  EXPECT_EQ(build(builder, drafter, 64).size(), 20);
+  for (int rows = 1; rows <= 65; ++rows)
+    builder.latency_profile()->observe_verify(rows, 0, (pass_ms + (rows - 1) * row_ms) * 1e-3);
+  return static_cast<std::size_t>(build(builder, drafter, 64).size());
+}
+
+TEST(EdgeLlmTreeBuilder, CostStopVerifiesWhenTheNextStepWouldLowerTheRate) {
+  // A pass of 1 ms + 0.04 ms per row (five draft steps). The root's step is always taken;
+  // the step to 3 nodes does not pay: 0.731 q / 0.44 ms <= 1.42 tokens/ms < G_2 / (0.4 +
+  // 1.08) = 2.59 / 1.48 = 1.75.
+  const std::size_t cheap = cost_stopped_chain(true, 1.0, 0.04);
+  EXPECT_GE(cheap, 1u);
+  EXPECT_LE(cheap, 2u);
+  // Without the cost stop the same profile leaves the chain at its depth limit (the size
+  // bound allows 25 rows of 0.04 ms: they double a 1 ms pass).
+  EXPECT_EQ(cost_stopped_chain(false, 1.0, 0.04), 20u);
+  // A pass of 100 ms and 0.01 ms per row (500 draft steps): even the step to 20 nodes pays,
+  // 0.855^19 q / 0.41 ms >= 0.09 tokens/ms > G_19 / T = 6.6 / 104 = 0.064.
+  EXPECT_EQ(cost_stopped_chain(true, 100.0, 0.01), 20u);
 }
 
 TEST(EdgeLlmTreeBuilder, ContinuesACarriedTreeWithoutDraftingItAgain) {
