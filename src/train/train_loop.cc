@@ -140,14 +140,16 @@ Status load_checkpoint(const std::string& path, const CheckpointIdentity& want, 
   r.get(&file_step, sizeof(file_step));
   r.get(&n_params, sizeof(n_params));
   r.get(&n_recent, sizeof(n_recent));
-  // The size the header implies, in unsigned arithmetic that a corrupt count cannot wrap.
-  const unsigned __int128 need = static_cast<unsigned __int128>(r.at) + n_recent * sizeof(double) +
-                                 static_cast<unsigned __int128>(static_cast<uint64_t>(n_params)) * 3 * sizeof(float) +
-                                 sizeof(uint64_t);
-  if (r.short_read || n_params < 0 || need != bytes.size())
+  // The size the header implies, computed only when the counts are small enough for the
+  // file (a corrupt count must not overflow it).
+  const bool counts_fit =
+      !r.short_read && n_params >= 0 && static_cast<uint64_t>(n_params) <= bytes.size() / (3 * sizeof(float));
+  const uint64_t need = counts_fit ? r.at + uint64_t{n_recent} * sizeof(double) +
+                                         static_cast<uint64_t>(n_params) * 3 * sizeof(float) + sizeof(uint64_t)
+                                   : 0;
+  if (!counts_fit || need != bytes.size())
     return Status::Errorf("%s: checkpoint is truncated or corrupt (%zu bytes; its header needs %s)%s", path.c_str(),
-                          bytes.size(), r.short_read ? "more" : std::to_string(static_cast<uint64_t>(need)).c_str(),
-                          fix.c_str());
+                          bytes.size(), counts_fit ? std::to_string(need).c_str() : "more", fix.c_str());
   uint64_t stored_sum = 0;
   std::memcpy(&stored_sum, bytes.data() + bytes.size() - sizeof(stored_sum), sizeof(stored_sum));
   if (fnv1a(bytes.data(), bytes.size() - sizeof(stored_sum)) != stored_sum)
