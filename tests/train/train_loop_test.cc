@@ -145,6 +145,28 @@ TEST(TrainLoop, RefusesCheckpointsOfOtherRunsAndDamagedFiles) {
   EXPECT_TRUE(train(toy, o, p).ok()) << "the good file still resumes";
 }
 
+TEST(TrainLoop, EveryTruncationAndEveryByteFlipIsRefused) {
+  const Toy toy;
+  const std::string ckpt = test::scratch_dir("train_loop_every_byte") + "/ckpt";
+  std::vector<float> p;
+  LoopOptions o = toy_options(ckpt);
+  o.stop_after = 10;
+  ASSERT_TRUE(train(toy, o, p).ok());
+  const std::string good = slurp(ckpt);
+  o.stop_after = 0;
+  o.resume = true;
+  for (size_t n = 0; n < good.size(); ++n) {
+    spit(ckpt, good.substr(0, n));
+    EXPECT_FALSE(train(toy, o, p).ok()) << "cut at " << n;
+  }
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] ^= 0x40;
+    spit(ckpt, bad);
+    EXPECT_FALSE(train(toy, o, p).ok()) << "byte " << i << " flipped";
+  }
+}
+
 TEST(BatchSampler, SkippingStepsGivesTheSameBatches) {
   BatchSampler all(9, 17, 3), skipping(9, 17, 3);
   std::vector<int64_t> at5;
