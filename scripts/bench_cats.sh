@@ -4,8 +4,8 @@
 # reporting mean accepted, BPT and tokens/s (the bench's table and JSON), on
 #  (i)  stories260K with its trained adapters (real acceptance), and
 #  (ii) the synthetic 1.1B Llama (random weights: cost only, drafts are essentially never
-#       accepted) with an untrained draft adapter (--steps 0) so the adapter's cost is in
-#       the numbers.
+#       accepted) with untrained adapters (--steps 0) so the adapters' cost is in the
+#       numbers; one bench run per budget (the verifier adapter's layer depends on it).
 # Run from anywhere after building; writes $CATS_OUT (default bench-out/cats). Timing runs
 # belong on a quiet machine. Knobs (environment):
 #   CATS_GAMMAS="3 5 7 10"    gammas of kangaroo, cats-noadapter and cats
@@ -45,16 +45,26 @@ stories=(-m models/stories260K.gguf --dataset "tinystories:$prompts" -n "$tokens
 $sf bench "${stories[@]}" --methods "$methods" --budgets 0%,25%,50%,100% \
   --json "$out/stories-real.json" >"$out/stories-real.md"
 
-# (ii) cost only. The draft adapter is untrained (it predicts what the plain exit head
-# does) but costs what a trained one costs; no verifier adapter: its layer (L_SV) is the
-# residency plan's, which differs per budget.
+# (ii) cost only. The adapters are untrained (they predict what the plain exit heads do)
+# but cost what trained ones cost. The verifier adapter must sit at L_SV, which the
+# residency plan picks per budget (the pinned layers), so each budget is its own bench run
+# with the verifier adapter for that budget's L_SV (read from a one-token run's --stats).
 mkdir -p "$(dirname "$big_model")"
 [[ -f $big_model ]] || $sf synth --arch llama --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf \
   "${big_shape[@]}" -o "$big_model"
-adapter=$out/llama1b-draft-adapter-l2.gguf
-[[ -f $adapter ]] || $sf train-adapter --target "$big_model" --role draft --layer 2 --steps 0 -q -o "$adapter"
-big=(-m "$big_model" --dataset "spec_bench:$big_prompts" -n "$big_tokens" --ignore-eos --cats-ldm 2
-     --cats-draft-adapter "$adapter")
-$sf bench "${big[@]}" --methods "$methods" --budgets 0%,25%,50% \
-  --json "$out/llama1b-real.json" >"$out/llama1b-real.md"
+adapter() {  # role layer -> path
+  local path=$out/llama1b-$1-adapter-l$2.gguf
+  [[ -f $path ]] || $sf train-adapter --target "$big_model" --role "$1" --layer "$2" --steps 0 -q -o "$path" >/dev/null
+  echo "$path"
+}
+draft_adapter=$(adapter draft 2)
+for budget in 0% 25% 50%; do
+  lsv=$($sf run -m "$big_model" -p "Hi" -n 1 --temp 0 --spec cats --cats-ldm 2 --mem-budget $budget --stats \
+          2>&1 >/dev/null | sed -n 's/.*L_SV \([0-9][0-9]*\).*/\1/p' | head -n 1)
+  [[ -n $lsv ]] || { echo "bench_cats.sh: no L_SV in the --stats of a cats run at $budget" >&2; exit 1; }
+  big=(-m "$big_model" --dataset "spec_bench:$big_prompts" -n "$big_tokens" --ignore-eos --cats-ldm 2
+       --cats-draft-adapter "$draft_adapter" --cats-verifier-adapter "$(adapter verifier "$lsv")")
+  $sf bench "${big[@]}" --methods "$methods" --budgets $budget \
+    --json "$out/llama1b-real-${budget%\%}.json" >"$out/llama1b-real-${budget%\%}.md"
+done
 echo "wrote $out"
