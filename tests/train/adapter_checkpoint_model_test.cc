@@ -1,7 +1,7 @@
 // `specflash train-adapter` checkpoints on stories260K: training N steps straight writes
 // the same adapter, byte for byte, as k steps + checkpoint + resume; a checkpoint of
-// another role or layer, and a truncated or corrupt one, are refused by the command with a
-// non-zero exit and a message naming what is wrong.
+// another target, role or layer, and a truncated or corrupt one, are refused by the
+// command with a non-zero exit and a message naming what is wrong.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -68,57 +68,50 @@ TEST(AdapterCheckpoint, CommandRefusesOtherRunsAndDamagedCheckpoints) {
   SF_SKIP_WITHOUT_SHARED();
   const std::string dir = test::scratch_dir("adapter_ckpt_cli");
   const std::string ckpt = dir + "/run.ckpt";
-  auto cmd = [&](const std::string& role, const std::string& layer) {
-    return std::vector<std::string>{"train-adapter",
-                                    "--target",
-                                    test::source_path("models/stories260K.gguf"),
-                                    "--role",
-                                    role,
-                                    "--layer",
-                                    layer,
-                                    "-o",
-                                    dir + "/a.gguf",
-                                    "--data",
-                                    test::shared_path("datasets/tinystories/validation_100.txt"),
-                                    "--max-windows",
-                                    "24",
-                                    "--steps",
-                                    "6",
-                                    "--batch",
-                                    "4",
-                                    "-t",
-                                    "2",
-                                    "--checkpoint",
-                                    ckpt,
-                                    "--checkpoint-every",
-                                    "3",
-                                    "--resume"};
+  const std::string stories = test::source_path("models/stories260K.gguf");
+  auto cmd = [&](const std::string& role, const std::string& layer, const std::string& target) {
+    std::vector<std::string> args = {"train-adapter", "--target", target, "--role", role, "--layer", layer};
+    for (const char* a :
+         {"--max-windows", "24", "--steps", "6", "--batch", "4", "-t", "2", "--checkpoint-every", "3", "--resume"})
+      args.emplace_back(a);
+    for (const std::string& a : {std::string("-o"), dir + "/a.gguf", std::string("--checkpoint"), ckpt,
+                                 std::string("--data"), test::shared_path("datasets/tinystories/validation_100.txt")})
+      args.push_back(a);
+    return args;
   };
-  const auto made = test::run_specflash(cmd("draft", "1"), dir);
+  const auto made = test::run_specflash(cmd("draft", "1", stories), dir);
   ASSERT_EQ(made.exit_code, 0) << made.err;
   EXPECT_NE(made.err.find("train-adapter: step 6/6"), std::string::npos) << "progress lines: " << made.err;
   const std::string good = slurp(ckpt);
   ASSERT_GT(good.size(), 1000u);
-  const auto again = test::run_specflash(cmd("draft", "1"), dir);
+  const auto again = test::run_specflash(cmd("draft", "1", stories), dir);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("resumed from step 6"), std::string::npos) << again.out;
 
-  const auto other_role = test::run_specflash(cmd("verifier", "1"), dir);
+  const auto other_role = test::run_specflash(cmd("verifier", "1", stories), dir);
   EXPECT_NE(other_role.exit_code, 0);
   EXPECT_NE(other_role.err.find("role verifier here, draft in the checkpoint"), std::string::npos) << other_role.err;
-  const auto other_layer = test::run_specflash(cmd("draft", "2"), dir);
+  const auto other_layer = test::run_specflash(cmd("draft", "2", stories), dir);
   EXPECT_NE(other_layer.exit_code, 0);
   EXPECT_NE(other_layer.err.find("layer 2 here, 1 in the checkpoint"), std::string::npos) << other_layer.err;
 
+  // Another model with the same tokenizer (so the same training tokens): only the target differs.
+  const auto other_target =
+      test::run_specflash(cmd("draft", "1", test::shared_path("reference/models/synth-llama-tok512-Q4_0.gguf")), dir);
+  EXPECT_NE(other_target.exit_code, 0);
+  EXPECT_NE(other_target.err.find("checkpoint is from another training run (target llama/"), std::string::npos)
+      << other_target.err;
+  EXPECT_EQ(other_target.err.find("role "), std::string::npos) << "only the target differs: " << other_target.err;
+
   std::ofstream(ckpt, std::ios::binary) << good.substr(0, good.size() / 2);
-  const auto truncated = test::run_specflash(cmd("draft", "1"), dir);
+  const auto truncated = test::run_specflash(cmd("draft", "1", stories), dir);
   EXPECT_NE(truncated.exit_code, 0);
   EXPECT_NE(truncated.err.find("checkpoint is truncated"), std::string::npos) << truncated.err;
 
   std::string flipped = good;
   flipped[good.size() - 100] ^= 0x01;
   std::ofstream(ckpt, std::ios::binary) << flipped;
-  const auto corrupt = test::run_specflash(cmd("draft", "1"), dir);
+  const auto corrupt = test::run_specflash(cmd("draft", "1", stories), dir);
   EXPECT_NE(corrupt.exit_code, 0);
   EXPECT_NE(corrupt.err.find("checkpoint is corrupt (checksum mismatch)"), std::string::npos) << corrupt.err;
 }
