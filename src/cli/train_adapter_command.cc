@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/checked_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "train/adapter_trainer.h"
@@ -39,15 +40,27 @@ int train_adapter_command(int argc, char** argv) {
   app.add_option("--batch", o.train.batch_windows, "windows per step")->check(CLI::Range(1, 4096));
   app.add_option("--lr", o.train.lr, "peak learning rate (cosine to 10%)")->check(CLI::PositiveNumber);
   app.add_option("--seed", o.train.seed, "seed of the initial weights and the batch order");
+  app.add_option("--checkpoint", o.train.checkpoint,
+                 "checkpoint file (weights + optimiser state + step), written every --checkpoint-every steps and at "
+                 "the end");
+  app.add_option("--checkpoint-every", o.train.checkpoint_every, "steps between checkpoints")
+      ->check(CLI::Range(1, 1000000));
+  app.add_flag("--resume", o.train.resume,
+               "continue from --checkpoint when it exists (same target, role, layer, data, batch and seed)");
   app.add_option("-t,--threads", o.n_threads, "worker threads (0: all cores)")->check(CLI::Range(0, 1024));
   app.add_flag("-q,--quiet", quiet, "no progress lines");
   int code = 0;
   if (!parse_args(app, argc, argv, &code)) return code;
   o.role = role == "draft" ? AdapterRole::kDraft : AdapterRole::kVerifier;
   o.train.progress = !quiet;
+  if (o.train.resume && o.train.checkpoint.empty()) return usage_error("train-adapter: --resume needs --checkpoint");
+  if (Status st = check_model_output_path(o.out_path, {o.target_path}); !st.ok()) return fail(st);
+  remove_staging_file_on_signal(o.out_path);
+  if (!o.train.checkpoint.empty()) remove_staging_file_on_signal(o.train.checkpoint);
   auto r = train::run_train_adapter(o);
   if (!r.ok()) return fail(r.status());
   const train::AdapterReport& rep = *r;
+  if (rep.resumed_from > 0) std::printf("resumed from step %lld\n", static_cast<long long>(rep.resumed_from));
   std::printf(
       "adapter: %s (%s, layer %d, %lld parameters; %lld training rows, %lld held out; final loss %.4f; %.1f s)\n",
       o.out_path.c_str(), role.c_str(), o.layer, static_cast<long long>(rep.parameters),

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "base/fnv1a.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "ops/norm.h"
@@ -46,9 +47,9 @@ std::string model_fingerprint(const Model& model) {
   const ModelHParams& hp = model.hparams();
   const WeightMatrix& e = model.weights().token_embd;
   // FNV-1a over the first embedding rows: random or trained, two models differ there.
-  uint64_t h = 1469598103934665603ull;
-  const size_t n = std::min<size_t>(e.n_bytes(), 1 << 16);
-  for (size_t i = 0; i < n; ++i) h = (h ^ e.data[i]) * 1099511628211ull;
+  // The seed is not FNV's offset basis (a digit short of it); it stays, because committed
+  // predictor and adapter files carry fingerprints made with it.
+  const uint64_t h = fnv1a(e.data, std::min<size_t>(e.n_bytes(), 1 << 16), 1469598103934665603ull);
   char buf[160];
   std::snprintf(buf, sizeof(buf), "%s/L%d/E%d/V%d/%016" PRIx64, hp.arch_name.c_str(), hp.n_layer, hp.n_embd, hp.n_vocab,
                 h);

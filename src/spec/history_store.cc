@@ -13,19 +13,12 @@
 #include <fstream>
 #include <iterator>
 
+#include "base/fnv1a.h"
+
 namespace sf {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'F', 'H', 'I', 'S', 'T', '0', '1'};
-
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 template <typename T>
 void put(std::string* out, T v) {

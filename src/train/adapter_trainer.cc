@@ -1,15 +1,15 @@
 #include "train/adapter_trainer.h"
 
 #include <algorithm>
-#include <chrono>
+#include <cinttypes>
 #include <cstdio>
-#include <numeric>
-#include <random>
 
+#include "base/fnv1a.h"
 #include "base/timer.h"
 #include "engine/session.h"
+#include "spec/exit_scorer.h"
 #include "train/distill.h"
-#include "train/optimizer.h"
+#include "train/train_loop.h"
 #include "train/train_ops.h"
 
 namespace sf::train {
@@ -56,12 +56,11 @@ void forward(const AdapterLayout& l, const float* P, const ExitHead& head, const
   linear_forward(s.z.data(), head.params.data() + E, n, E, V, s.logits.data(), &pool);
 }
 
-// grad (overwritten) of the loss whose d/dlogits is dlogits.
+// G [l.total()] (overwritten): the gradient of the loss whose d/dlogits is dlogits.
 void backward(const AdapterLayout& l, const float* P, const ExitHead& head, const float* h, int64_t n_win, int seq_len,
-              const Acts& s, const float* dlogits, std::vector<float>& grad, ThreadPool& pool) {
+              const Acts& s, const float* dlogits, float* G, ThreadPool& pool) {
   const int64_t n = n_win * seq_len, E = l.n_embd, qd = l.q_dim(), kd = l.kv_dim(), V = head.n_vocab;
-  std::fill(grad.begin(), grad.end(), 0.0f);
-  float* G = grad.data();
+  std::fill(G, G + l.total(), 0.0f);
   // dz = dlogits . W (the head's own gradient is not needed: it is frozen).
   std::vector<float> dz(n * E, 0.0f);
   const float* W = head.params.data() + E;
@@ -100,48 +99,51 @@ void adapter_logits(const AdapterLayout& layout, const std::vector<float>& param
   logits = std::move(s.logits);
 }
 
-double train_adapter(const AdapterLayout& l, std::vector<float>& params, const ExitHead& head,
-                     const std::vector<float>& hidden, const TeacherData& t, const AdapterTrainOptions& o,
-                     ThreadPool& pool) {
+Result<AdapterTrainResult> train_adapter(const AdapterLayout& l, std::vector<float>& params, const ExitHead& head,
+                                         const std::vector<float>& hidden, const TeacherData& t,
+                                         const AdapterTrainOptions& o, ThreadPool& pool) {
   const int L = t.seq_len, k = t.k;
   const int64_t E = l.n_embd, V = head.n_vocab, n_win = t.n_windows();
   SF_CHECK(n_win > 0 && static_cast<int64_t>(hidden.size()) == n_win * L * E);
+  SF_CHECK(static_cast<int64_t>(params.size()) == l.total());
   const int64_t B = std::min<int64_t>(o.batch_windows, n_win), n = B * L;
-  const int64_t n_params = static_cast<int64_t>(params.size());
-  AdamW opt({o.lr, 0.9f, 0.95f, 1e-8f, 0.0f}, n_params);
-  const std::vector<uint8_t> decay(static_cast<size_t>(n_params), 0);
-  std::vector<float> x(n * E), dlogits(n * V), grad(n_params), tl(n * k), lse(n);
+  std::vector<float> x(n * E), dlogits(n * V), tl(n * k), lse(n);
   std::vector<int32_t> ids(n * k);
-  std::mt19937_64 rng(o.seed);
+  BatchSampler sampler(o.seed, n_win, B);
   Acts s;
-  std::vector<double> recent;
-  Stopwatch timer;
-  double last_line = 0;
-  for (int64_t step = 0; step < o.steps; ++step) {
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t w = static_cast<int64_t>(rng() % static_cast<uint64_t>(n_win));
-      std::copy_n(hidden.begin() + w * L * E, L * E, x.begin() + b * L * E);
-      std::copy_n(t.ids.begin() + w * L * k, L * k, ids.begin() + b * L * k);
-      std::copy_n(t.logits.begin() + w * L * k, L * k, tl.begin() + b * L * k);
-      std::copy_n(t.lse.begin() + w * L, L, lse.begin() + b * L);
-    }
-    forward(l, params.data(), head, x.data(), B, L, s, pool);
-    const TeacherTopK view{k, ids.data(), tl.data(), lse.data()};
-    const double loss = distill_loss(o.loss, s.logits.data(), view, n, V, dlogits.data());
-    backward(l, params.data(), head, x.data(), B, L, s, dlogits.data(), grad, pool);
-    clip_grad_norm(grad.data(), n_params, o.clip);
-    opt.step(params.data(), grad.data(), cosine_lr(step, o.steps, o.steps / 10, o.lr, o.lr * 0.1f), decay);
-    recent.push_back(loss);
-    if (recent.size() > 20) recent.erase(recent.begin());
-    if (o.progress && (timer.elapsed() - last_line >= 2.0 || step + 1 == o.steps)) {
-      last_line = timer.elapsed();
-      std::fprintf(stderr, "train-adapter: step %lld/%lld, loss %.4f (mean of last %zu), %.0f s\n",
-                   static_cast<long long>(step + 1), static_cast<long long>(o.steps),
-                   std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size()),
-                   recent.size(), timer.elapsed());
-    }
-  }
-  return recent.empty() ? 0.0 : std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size());
+  LoopOptions lo;
+  lo.steps = o.steps;
+  lo.lr = o.lr;
+  lo.min_lr_ratio = 0.1f;
+  lo.warmup = o.steps / 10;
+  lo.clip = o.clip;
+  lo.checkpoint = o.checkpoint;
+  lo.checkpoint_every = o.checkpoint_every;
+  lo.resume = o.resume;
+  lo.stop_after = o.stop_after;
+  lo.identity = o.identity;
+  lo.progress = o.progress;
+  lo.label = "train-adapter";
+  lo.tokens_per_step = n;
+  SF_ASSIGN_OR_RETURN(LoopResult loop,
+                      run_train_loop(params, std::vector<uint8_t>(params.size(), 0), lo,
+                                     [&](int64_t step, const float* P, float* grad) {
+                                       const std::vector<int64_t>& windows = sampler.batch(step);
+                                       for (int64_t b = 0; b < B; ++b) {
+                                         const int64_t w = windows[b];
+                                         std::copy_n(hidden.begin() + w * L * E, L * E, x.begin() + b * L * E);
+                                         std::copy_n(t.ids.begin() + w * L * k, L * k, ids.begin() + b * L * k);
+                                         std::copy_n(t.logits.begin() + w * L * k, L * k, tl.begin() + b * L * k);
+                                         std::copy_n(t.lse.begin() + w * L, L, lse.begin() + b * L);
+                                       }
+                                       forward(l, P, head, x.data(), B, L, s, pool);
+                                       const TeacherTopK view{k, ids.data(), tl.data(), lse.data()};
+                                       const double loss =
+                                           distill_loss(o.loss, s.logits.data(), view, n, V, dlogits.data());
+                                       backward(l, P, head, x.data(), B, L, s, dlogits.data(), grad, pool);
+                                       return loss;
+                                     }));
+  return AdapterTrainResult{loop.final_loss, loop.resumed_from, loop.last_step};
 }
 
 double adapter_top1(const AdapterLayout& l, const std::vector<float>& params, const ExitHead& head,
@@ -160,6 +162,27 @@ double adapter_top1(const AdapterLayout& l, const std::vector<float>& params, co
   }
   return n_win > 0 ? static_cast<double>(hits) / static_cast<double>(n_win * L) : 0.0;
 }
+
+namespace {
+
+// What a checkpoint must share with the run resuming it: the target, the adapter's role and
+// layer, the training rows (their tokens' hash), the teacher's K, the batch and the seed.
+CheckpointIdentity adapter_checkpoint_identity(const Model& target, const AdapterPipelineOptions& o,
+                                               const TeacherData& t) {
+  char data[32];
+  std::snprintf(data, sizeof(data), "%016" PRIx64, fnv1a(t.tokens.data(), t.tokens.size() * sizeof(int32_t)));
+  return {{"trainer", "train-adapter"},
+          {"target", model_fingerprint(target)},
+          {"role", adapter_role_name(o.role)},
+          {"layer", std::to_string(o.layer)},
+          {"data", data},
+          {"seq-len", std::to_string(o.seq_len)},
+          {"top-k", std::to_string(o.top_k)},
+          {"batch", std::to_string(o.train.batch_windows)},
+          {"seed", std::to_string(o.train.seed)}};
+}
+
+}  // namespace
 
 Result<AdapterReport> run_train_adapter(const AdapterPipelineOptions& o) {
   if (o.out_path.empty()) return Status::Error("train-adapter: give the output file with -o");
@@ -214,7 +237,12 @@ Result<AdapterReport> run_train_adapter(const AdapterPipelineOptions& o) {
   rep.heldout_rows = static_cast<int64_t>(t_held.tokens.size());
   rep.parameters = layout.total();
   rep.heldout_top1_before = adapter_top1(layout, params, head, h_held, t_held, pool);
-  rep.loss = train_adapter(layout, params, head, h_train, t_train, o.train, pool);
+  AdapterTrainOptions train = o.train;
+  train.identity = adapter_checkpoint_identity(model, o, t_train);
+  SF_ASSIGN_OR_RETURN(AdapterTrainResult trained, train_adapter(layout, params, head, h_train, t_train, train, pool));
+  rep.loss = trained.final_loss;
+  rep.resumed_from = trained.resumed_from;
+  rep.steps_done = trained.last_step;
   rep.heldout_top1_after = adapter_top1(layout, params, head, h_held, t_held, pool);
   SF_RETURN_IF_ERROR(save_adapter(o.out_path, model, o.role, o.layer, params));
   rep.seconds = timer.elapsed();

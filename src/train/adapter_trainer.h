@@ -14,6 +14,7 @@
 #include "base/thread_pool.h"
 #include "spec/cats_adapter.h"
 #include "train/exit_head.h"
+#include "train/train_loop.h"
 #include "train/trainer.h"
 
 namespace sf::train {
@@ -25,7 +26,20 @@ struct AdapterTrainOptions {
   float clip = 1.0f;
   DistillLoss loss = DistillLoss::kReducedKl;
   uint64_t seed = 1;
-  bool progress = false;  // a line on stderr every few seconds
+  bool progress = false;  // a line on stderr every 2 s (train/train_loop.h)
+  // Checkpoints, as distill's (train/train_loop.h): written every checkpoint_every steps
+  // and at the end; resume continues from the file when it exists, bit for bit.
+  std::string checkpoint;  // "" = none
+  int64_t checkpoint_every = 200;
+  bool resume = false;
+  int64_t stop_after = 0;       // stop (checkpointed) after this step, as if interrupted (tests)
+  CheckpointIdentity identity;  // what a resumed checkpoint must match (run_train_adapter sets it)
+};
+
+struct AdapterTrainResult {
+  double final_loss = 0;     // mean of the last 20 steps
+  int64_t resumed_from = 0;  // 0: a fresh run
+  int64_t last_step = 0;
 };
 
 // The adapter over whole windows (each from position 0): logits [n_win*seq_len, n_vocab]
@@ -33,10 +47,11 @@ struct AdapterTrainOptions {
 void adapter_logits(const AdapterLayout& layout, const std::vector<float>& params, const ExitHead& head,
                     const float* hidden, int64_t n_win, int seq_len, std::vector<float>& logits, ThreadPool& pool);
 
-// Trains params in place; returns the mean loss of the last 20 steps.
-double train_adapter(const AdapterLayout& layout, std::vector<float>& params, const ExitHead& head,
-                     const std::vector<float>& hidden, const TeacherData& teacher, const AdapterTrainOptions& options,
-                     ThreadPool& pool);
+// Trains params in place (from the checkpoint when options.resume and it exists). Errors:
+// the checkpoint's (train/train_loop.h).
+Result<AdapterTrainResult> train_adapter(const AdapterLayout& layout, std::vector<float>& params, const ExitHead& head,
+                                         const std::vector<float>& hidden, const TeacherData& teacher,
+                                         const AdapterTrainOptions& options, ThreadPool& pool);
 
 // Share of positions whose adapter argmax is the teacher's top-1.
 double adapter_top1(const AdapterLayout& layout, const std::vector<float>& params, const ExitHead& head,
@@ -61,6 +76,8 @@ struct AdapterReport {
   double loss = 0;
   double heldout_top1_before = 0, heldout_top1_after = 0;  // before = the plain exit head
   double seconds = 0;
+  int64_t resumed_from = 0;  // the checkpoint's step (0: a fresh run)
+  int64_t steps_done = 0;
 };
 
 Result<AdapterReport> run_train_adapter(const AdapterPipelineOptions& options);

@@ -1,13 +1,12 @@
 #include "train/exit_head.h"
 
 #include <algorithm>
-#include <random>
 
 #include "kv/kv_cache.h"
 #include "model/forward_batch.h"
 #include "model/transformer.h"
 #include "quant/dequantize.h"
-#include "train/optimizer.h"
+#include "train/train_loop.h"
 #include "train/train_ops.h"
 
 namespace sf::train {
@@ -54,13 +53,13 @@ void exit_head_forward(const ExitHead& head, const float* x, int64_t n, std::vec
 }
 
 void exit_head_backward(const ExitHead& head, const float* x, const std::vector<float>& xn,
-                        const std::vector<float>& rstd, const float* dlogits, int64_t n, std::vector<float>& grad,
+                        const std::vector<float>& rstd, const float* dlogits, int64_t n, float* grad,
                         ThreadPool& pool) {
   const int64_t E = head.n_embd, V = head.n_vocab;
   std::vector<float> dxn(n * E, 0.0f), dx(n * E, 0.0f);
-  std::fill(grad.begin(), grad.end(), 0.0f);
-  linear_backward(dlogits, xn.data(), head.params.data() + E, n, E, V, dxn.data(), grad.data() + E, &pool);
-  rms_norm_backward(dxn.data(), x, head.params.data(), rstd.data(), n, E, dx.data(), grad.data());
+  std::fill(grad, grad + head.params.size(), 0.0f);
+  linear_backward(dlogits, xn.data(), head.params.data() + E, n, E, V, dxn.data(), grad + E, &pool);
+  rms_norm_backward(dxn.data(), x, head.params.data(), rstd.data(), n, E, dx.data(), grad);
 }
 
 double train_exit_head(ExitHead& head, const std::vector<float>& hidden, const TeacherData& t,
@@ -69,18 +68,23 @@ double train_exit_head(ExitHead& head, const std::vector<float>& hidden, const T
   const int64_t rows = static_cast<int64_t>(t.tokens.size());
   SF_CHECK(static_cast<int64_t>(hidden.size()) == rows * E && rows > 0);
   const int64_t B = std::min<int64_t>(o.batch_rows, rows);
-  const int64_t n_params = static_cast<int64_t>(head.params.size());
-  AdamW opt({o.lr, 0.9f, 0.95f, 1e-8f, o.weight_decay}, n_params);
-  std::vector<uint8_t> decay(n_params, 1);
-  std::fill_n(decay.begin(), E, 0);
-  std::vector<float> x(B * E), xn, rstd, logits, dlogits(B * V), grad(n_params);
+  std::vector<uint8_t> decay(head.params.size(), 1);
+  std::fill_n(decay.begin(), E, 0);  // the norm is not decayed
+  std::vector<float> x(B * E), xn, rstd, logits, dlogits(B * V);
   std::vector<int32_t> ids(B * k);
   std::vector<float> tl(B * k), lse(B);
-  std::mt19937_64 rng(o.seed);
-  double last = 0;
-  for (int64_t step = 0; step < o.steps; ++step) {
+  BatchSampler sampler(o.seed, rows, B);
+  LoopOptions lo;
+  lo.steps = o.steps;
+  lo.lr = o.lr;
+  lo.min_lr_ratio = 0.1f;
+  lo.warmup = o.steps / 10;
+  lo.weight_decay = o.weight_decay;
+  lo.clip = o.clip;
+  auto loop = run_train_loop(head.params, decay, lo, [&](int64_t step, const float*, float* grad) {
+    const std::vector<int64_t>& picked = sampler.batch(step);
     for (int64_t b = 0; b < B; ++b) {
-      const int64_t r = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
+      const int64_t r = picked[b];
       std::copy_n(hidden.begin() + r * E, E, x.begin() + b * E);
       std::copy_n(t.ids.begin() + r * k, k, ids.begin() + b * k);
       std::copy_n(t.logits.begin() + r * k, k, tl.begin() + b * k);
@@ -88,12 +92,12 @@ double train_exit_head(ExitHead& head, const std::vector<float>& hidden, const T
     }
     exit_head_forward(head, x.data(), B, xn, rstd, logits, pool);
     TeacherTopK view{static_cast<int>(k), ids.data(), tl.data(), lse.data()};
-    last = distill_loss(o.loss, logits.data(), view, B, V, dlogits.data());
+    const double loss = distill_loss(o.loss, logits.data(), view, B, V, dlogits.data());
     exit_head_backward(head, x.data(), xn, rstd, dlogits.data(), B, grad, pool);
-    clip_grad_norm(grad.data(), n_params, o.clip);
-    opt.step(head.params.data(), grad.data(), cosine_lr(step, o.steps, o.steps / 10, o.lr, o.lr * 0.1f), decay);
-  }
-  return last;
+    return loss;
+  });
+  SF_CHECK(loop.ok());  // no checkpoint file: nothing in the loop can fail
+  return loop->last_loss;
 }
 
 double exit_head_top1(const ExitHead& head, const std::vector<float>& hidden, const TeacherData& t, ThreadPool& pool) {

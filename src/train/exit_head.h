@@ -33,11 +33,10 @@ struct ExitHead {
 void exit_head_forward(const ExitHead& head, const float* x, int64_t n, std::vector<float>& xn,
                        std::vector<float>& rstd, std::vector<float>& logits, ThreadPool& pool);
 
-// Gradient of the loss over the head's params (grad: [params.size()], overwritten) from
+// Gradient of the loss over the head's params (grad: [params.size()] floats, overwritten) from
 // dlogits [n, n_vocab], given the forward pass's x, xn and rstd.
 void exit_head_backward(const ExitHead& head, const float* x, const std::vector<float>& xn,
-                        const std::vector<float>& rstd, const float* dlogits, int64_t n, std::vector<float>& grad,
-                        ThreadPool& pool);
+                        const std::vector<float>& rstd, const float* dlogits, int64_t n, float* grad, ThreadPool& pool);
 
 // A head equal to the model's output_norm + LM head (dequantised to f32).
 ExitHead exit_head_from_model(const Model& model);

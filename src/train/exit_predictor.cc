@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include "base/check.h"
 #include "engine/session.h"
 #include "spec/exit_scorer.h"
 #include "train/distill.h"
-#include "train/optimizer.h"
+#include "train/train_loop.h"
 #include "train/train_ops.h"
 
 namespace sf::train {
@@ -72,32 +71,32 @@ double train_predictor(ExitHead& head, const std::vector<float>& hidden, const T
   SF_CHECK(static_cast<int64_t>(hidden.size()) == rows * E && rows > 0);
   SF_CHECK(static_cast<int64_t>(candidates.size()) == rows * kc);
   const int64_t B = std::min<int64_t>(o.batch_rows, rows);
-  const int64_t n_params = static_cast<int64_t>(head.params.size());
-  AdamW opt({o.lr, 0.9f, 0.95f, 1e-8f, 0.0f}, n_params);
-  std::vector<uint8_t> decay(n_params, 0);
-  std::vector<float> x(B * E), xn, rstd, logits, dlogits(B * V), grad(n_params);
-  std::vector<int64_t> picked(B);
-  std::mt19937_64 rng(o.seed);
-  double last = 0;
-  for (int64_t step = 0; step < o.steps; ++step) {
-    for (int64_t b = 0; b < B; ++b) {
-      picked[b] = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
-      std::copy_n(hidden.begin() + picked[b] * E, E, x.begin() + b * E);
-    }
-    exit_head_forward(head, x.data(), B, xn, rstd, logits, pool);
-    double loss = 0;
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t r = picked[b];
-      loss += row_loss(logits.data() + b * V, V, t.ids.data() + r * k, t.logits.data() + r * k, static_cast<int>(k),
-                       candidates.data() + r * kc, kc, o, dlogits.data() + b * V);
-    }
-    for (float& g : dlogits) g /= static_cast<float>(B);
-    last = loss / static_cast<double>(B);
-    exit_head_backward(head, x.data(), xn, rstd, dlogits.data(), B, grad, pool);
-    clip_grad_norm(grad.data(), n_params, o.clip);
-    opt.step(head.params.data(), grad.data(), cosine_lr(step, o.steps, o.steps / 10, o.lr, o.lr * 0.1f), decay);
-  }
-  return last;
+  std::vector<float> x(B * E), xn, rstd, logits, dlogits(B * V);
+  BatchSampler sampler(o.seed, rows, B);
+  LoopOptions lo;
+  lo.steps = o.steps;
+  lo.lr = o.lr;
+  lo.min_lr_ratio = 0.1f;
+  lo.warmup = o.steps / 10;
+  lo.clip = o.clip;
+  lo.label = "train-predictor";
+  auto loop = run_train_loop(
+      head.params, std::vector<uint8_t>(head.params.size(), 0), lo, [&](int64_t step, const float*, float* grad) {
+        const std::vector<int64_t>& picked = sampler.batch(step);
+        for (int64_t b = 0; b < B; ++b) std::copy_n(hidden.begin() + picked[b] * E, E, x.begin() + b * E);
+        exit_head_forward(head, x.data(), B, xn, rstd, logits, pool);
+        double loss = 0;
+        for (int64_t b = 0; b < B; ++b) {
+          const int64_t r = picked[b];
+          loss += row_loss(logits.data() + b * V, V, t.ids.data() + r * k, t.logits.data() + r * k, static_cast<int>(k),
+                           candidates.data() + r * kc, kc, o, dlogits.data() + b * V);
+        }
+        for (float& g : dlogits) g /= static_cast<float>(B);
+        exit_head_backward(head, x.data(), xn, rstd, dlogits.data(), B, grad, pool);
+        return loss / static_cast<double>(B);
+      });
+  SF_CHECK(loop.ok());  // no checkpoint file: nothing in the loop can fail
+  return loop->last_loss;
 }
 
 double candidate_agreement(const ExitHead& head, const std::vector<float>& hidden, const TeacherData& t,

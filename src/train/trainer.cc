@@ -1,15 +1,14 @@
 #include "train/trainer.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
+#include <cinttypes>
 #include <cstdio>
-#include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 
-#include "base/output_file.h"
-#include "train/optimizer.h"
+#include "base/fnv1a.h"
+#include "train/train_loop.h"
 
 namespace sf::train {
 
@@ -23,8 +22,6 @@ void TeacherData::append(const TeacherData& o) {
 
 namespace {
 
-constexpr char kMagic[8] = {'S', 'F', 'D', 'C', 'K', 'P', 'T', '1'};
-
 // Window order of one epoch: a permutation seeded by (seed, epoch).
 std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> order(n);
@@ -34,68 +31,20 @@ std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
   return order;
 }
 
-struct CheckpointHeader {
-  int32_t n_vocab, n_embd, n_layer, n_head, n_head_kv, n_ff, seq_len, batch;
-  uint64_t seed;
-  int64_t step, n_params;
-};
-
-CheckpointHeader header_for(const DraftConfig& c, const TeacherData& d, const TrainOptions& o, int64_t step,
-                            int64_t n) {
-  return {c.n_vocab, c.n_embd, c.n_layer, c.n_head, c.n_head_kv, c.n_ff, d.seq_len, o.batch, o.seed, step, n};
-}
-
-Status save_checkpoint(const std::string& path, const CheckpointHeader& h, const std::vector<float>& params,
-                       AdamW& opt) {
-  const std::string tmp = path + ".tmp";
-  FILE* f = open_output_file(tmp);
-  if (!f) return Status::Errorf("%s: cannot write checkpoint: %s", tmp.c_str(), std::strerror(errno));
-  bool ok = std::fwrite(kMagic, 1, 8, f) == 8 && std::fwrite(&h, sizeof(h), 1, f) == 1;
-  for (const std::vector<float>* v :
-       {&params, const_cast<const std::vector<float>*>(&opt.m()), const_cast<const std::vector<float>*>(&opt.v())})
-    ok = ok && std::fwrite(v->data(), sizeof(float), v->size(), f) == v->size();
-  // A failed write leaves nothing behind and the previous checkpoint unchanged.
-  return commit_output_file(f, ok, ok ? 0 : errno, tmp, path).with_context("writing the checkpoint");
-}
-
-Status load_checkpoint(const std::string& path, const CheckpointHeader& expect, std::vector<float>* params, AdamW* opt,
-                       int64_t* step) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Status::Errorf("%s: cannot open checkpoint", path.c_str());
-  char magic[8];
-  CheckpointHeader h{};
-  bool ok =
-      std::fread(magic, 1, 8, f) == 8 && std::memcmp(magic, kMagic, 8) == 0 && std::fread(&h, sizeof(h), 1, f) == 1;
-  if (!ok) {
-    std::fclose(f);
-    return Status::Errorf("%s: not a specflash distill checkpoint", path.c_str());
-  }
-  CheckpointHeader cmp = h;
-  cmp.step = expect.step;
-  if (std::memcmp(&cmp, &expect, sizeof(h)) != 0) {
-    std::fclose(f);
-    return Status::Errorf(
-        "%s: checkpoint was made with a different draft shape, context, batch or seed; remove it or change "
-        "--checkpoint",
-        path.c_str());
-  }
-  for (std::vector<float>* v : {params, &opt->m(), &opt->v()})
-    ok = ok && std::fread(v->data(), sizeof(float), v->size(), f) == v->size();
-  std::fclose(f);
-  if (!ok) return Status::Errorf("%s: checkpoint is truncated", path.c_str());
-  *step = h.step;
-  opt->set_steps_taken(h.step);
-  return Status::Ok();
-}
-
-std::string format_duration(double s) {
-  char buf[32];
-  int t = static_cast<int>(s + 0.5);
-  if (t >= 3600)
-    std::snprintf(buf, sizeof(buf), "%dh%02dm", t / 3600, t / 60 % 60);
-  else
-    std::snprintf(buf, sizeof(buf), "%dm%02ds", t / 60, t % 60);
-  return buf;
+// What a checkpoint must share with the run resuming it: the draft's shape, the data (its
+// tokens' hash), the window length, the batch and the seed.
+CheckpointIdentity identity_for(const DraftConfig& c, const TeacherData& d, const TrainOptions& o) {
+  char data[32];
+  std::snprintf(data, sizeof(data), "%016" PRIx64, fnv1a(d.tokens.data(), d.tokens.size() * sizeof(int32_t)));
+  return {{"trainer", "distill"},
+          {"draft", std::to_string(c.n_vocab) + "x" + std::to_string(c.n_embd) + ", " + std::to_string(c.n_layer) +
+                        " layers, heads " + std::to_string(c.n_head) + "/" + std::to_string(c.n_head_kv) + ", ffn " +
+                        std::to_string(c.n_ff)},
+          {"data", data},
+          {"seq-len", std::to_string(d.seq_len)},
+          {"top-k", std::to_string(d.k)},
+          {"batch", std::to_string(o.batch)},
+          {"seed", std::to_string(o.seed)}};
 }
 
 }  // namespace
@@ -112,78 +61,55 @@ Result<TrainResult> train_draft(const DraftConfig& c, const TeacherData& data, c
   ParamLayout layout(c);
   TrainResult result;
   result.params = init_params(c, o.seed);
-  std::vector<float>& params = result.params;
-  AdamW opt({o.lr, 0.9f, 0.95f, 1e-8f, o.weight_decay}, layout.total);
   std::vector<uint8_t> decay(layout.total, 0);
   for (const auto& t : layout.named(c))
     if (t.rows > 1) std::fill_n(decay.begin() + t.offset, t.cols * t.rows, 1);
 
-  int64_t start = 0;
-  if (o.resume && !o.checkpoint.empty()) {
-    if (FILE* f = std::fopen(o.checkpoint.c_str(), "rb")) {
-      std::fclose(f);
-      SF_RETURN_IF_ERROR(load_checkpoint(o.checkpoint, header_for(c, data, o, 0, layout.total), &params, &opt, &start));
-      if (start > o.steps)
-        return Status::Errorf("%s: checkpoint is at step %lld, past --steps %lld", o.checkpoint.c_str(),
-                              static_cast<long long>(start), static_cast<long long>(o.steps));
-      result.resumed_from = start;
-    }
-  }
+  LoopOptions lo;
+  lo.steps = o.steps;
+  lo.lr = o.lr;
+  lo.min_lr_ratio = o.min_lr_ratio;
+  lo.warmup = o.warmup;
+  lo.weight_decay = o.weight_decay;
+  lo.clip = o.clip;
+  lo.checkpoint = o.checkpoint;
+  lo.checkpoint_every = o.checkpoint_every;
+  lo.resume = o.resume;
+  lo.stop_after = o.stop_after;
+  lo.progress = o.progress;
+  lo.label = "distill";
+  lo.tokens_per_step = static_cast<int64_t>(B) * L;
+  lo.identity = identity_for(c, data, o);
 
   DraftModelRunner<float> runner(c, &pool);
   std::vector<int32_t> btok(B * L), bids(B * L * k);
-  std::vector<float> blog(B * L * k), blse(B * L), dlogits(B * L * V), grad(layout.total);
-  std::vector<double> recent;
+  std::vector<float> blog(B * L * k), blse(B * L), dlogits(B * L * V);
   int64_t cached_epoch = -1;
   std::vector<int64_t> order;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t step = start; step < o.steps; ++step) {
-    for (int b = 0; b < B; ++b) {
-      const int64_t slot = step * B + b, epoch = slot / n_windows;
-      if (epoch != cached_epoch) {
-        order = epoch_order(n_windows, o.seed, epoch);
-        cached_epoch = epoch;
-      }
-      const int64_t w = order[slot % n_windows];
-      std::copy_n(data.tokens.begin() + w * L, L, btok.begin() + b * L);
-      std::copy_n(data.ids.begin() + w * L * k, L * k, bids.begin() + b * L * k);
-      std::copy_n(data.logits.begin() + w * L * k, L * k, blog.begin() + b * L * k);
-      std::copy_n(data.lse.begin() + w * L, L, blse.begin() + b * L);
-    }
-    const std::vector<float>& logits = runner.forward(params.data(), btok.data(), B, L);
-    TeacherTopK teacher{static_cast<int>(k), bids.data(), blog.data(), blse.data()};
-    const double loss = distill_loss(o.loss, logits.data(), teacher, B * L, V, dlogits.data());
-    runner.backward(params.data(), dlogits.data(), grad.data());
-    clip_grad_norm(grad.data(), layout.total, o.clip);
-    const float lr = cosine_lr(step, o.steps, o.warmup, o.lr, o.lr * o.min_lr_ratio);
-    opt.step(params.data(), grad.data(), lr, decay);
-    recent.push_back(loss);
-    if (recent.size() > 20) recent.erase(recent.begin());
-
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const int64_t done = step + 1 - start;
-    const double tps = elapsed > 0 ? static_cast<double>(done) * B * L / elapsed : 0;
-    if (o.progress && (step + 1 == o.steps || done % 5 == 0 || done == 1)) {
-      const double eta = done > 0 ? elapsed / done * static_cast<double>(o.steps - step - 1) : 0;
-      const int width = 24, filled = static_cast<int>(width * (step + 1) / o.steps);
-      std::fprintf(stderr, "\r[%s%s] step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  ETA %s   ",
-                   std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
-                   static_cast<long long>(step + 1), static_cast<long long>(o.steps), loss, lr, tps,
-                   format_duration(eta).c_str());
-    }
-    if (!o.checkpoint.empty() && o.checkpoint_every > 0 &&
-        ((step + 1) % o.checkpoint_every == 0 || step + 1 == o.steps))
-      SF_RETURN_IF_ERROR(save_checkpoint(o.checkpoint, header_for(c, data, o, step + 1, layout.total), params, opt));
-    result.seconds = elapsed;
-    result.tokens_per_s = tps;
-    if (o.stop_after > 0 && step + 1 >= o.stop_after) {
-      if (!o.checkpoint.empty())
-        SF_RETURN_IF_ERROR(save_checkpoint(o.checkpoint, header_for(c, data, o, step + 1, layout.total), params, opt));
-      break;
-    }
-  }
-  if (o.progress) std::fprintf(stderr, "\n");
-  for (double l : recent) result.final_loss += l / static_cast<double>(recent.size());
+  SF_ASSIGN_OR_RETURN(LoopResult loop,
+                      run_train_loop(result.params, decay, lo, [&](int64_t step, const float* params, float* grad) {
+                        for (int b = 0; b < B; ++b) {
+                          const int64_t slot = step * B + b, epoch = slot / n_windows;
+                          if (epoch != cached_epoch) {
+                            order = epoch_order(n_windows, o.seed, epoch);
+                            cached_epoch = epoch;
+                          }
+                          const int64_t w = order[slot % n_windows];
+                          std::copy_n(data.tokens.begin() + w * L, L, btok.begin() + b * L);
+                          std::copy_n(data.ids.begin() + w * L * k, L * k, bids.begin() + b * L * k);
+                          std::copy_n(data.logits.begin() + w * L * k, L * k, blog.begin() + b * L * k);
+                          std::copy_n(data.lse.begin() + w * L, L, blse.begin() + b * L);
+                        }
+                        const std::vector<float>& logits = runner.forward(params, btok.data(), B, L);
+                        TeacherTopK teacher{static_cast<int>(k), bids.data(), blog.data(), blse.data()};
+                        const double loss = distill_loss(o.loss, logits.data(), teacher, B * L, V, dlogits.data());
+                        runner.backward(params, dlogits.data(), grad);
+                        return loss;
+                      }));
+  result.final_loss = loop.final_loss;
+  result.seconds = loop.seconds;
+  result.tokens_per_s = loop.tokens_per_s;
+  result.resumed_from = loop.resumed_from;
   return result;
 }
 

@@ -196,6 +196,33 @@ TEST(BenchCats, SelfSpeculativeMethodsNeedNoDraftModel) {
   expect_error(parse_methods("lever:3").status(), "take a positive number");
 }
 
+TEST(BenchCats, TheGridOfBenchCatsShParses) {
+  // scripts/bench_cats.sh builds this list: every self-speculative method at every gamma.
+  const std::string grid =
+      "flash-ar,kangaroo:3,kangaroo:5,kangaroo:7,kangaroo:10,cats-noadapter:3,cats-noadapter:5,cats-noadapter:7,"
+      "cats-noadapter:10,cats:3,cats:5,cats:7,cats:10";
+  auto methods = parse_methods(grid);
+  ASSERT_TRUE(methods.ok()) << methods.status().message();
+  ASSERT_EQ(methods->size(), 13u);
+  std::string names;
+  for (const BenchMethod& m : *methods) names += (names.empty() ? "" : ",") + method_name(m);
+  EXPECT_EQ(names, grid) << "names round-trip, so the tables say which gamma each row ran";
+  BenchConfig c = valid_config();
+  c.cats.draft_adapter = "dm.gguf";
+  c.cats.verifier_adapter = "sv.gguf";
+  c.methods = *methods;
+  EXPECT_TRUE(validate(c).ok());
+  const int gammas[] = {3, 5, 7, 10};
+  for (size_t i = 1; i < methods->size(); ++i)
+    EXPECT_EQ(spec_for(c, (*methods)[i]).draft_len, gammas[(i - 1) % 4]) << method_name((*methods)[i]);
+  EXPECT_EQ(spec_for(c, (*methods)[4]).method, SpecConfig::Method::kKangaroo);
+  EXPECT_EQ(spec_for(c, (*methods)[8]).method, SpecConfig::Method::kCats);
+  EXPECT_TRUE(spec_for(c, (*methods)[8]).cats.draft_adapter.empty()) << "cats-noadapter:10 drops the adapters";
+  EXPECT_EQ(spec_for(c, (*methods)[12]).cats.draft_adapter, "dm.gguf");
+  expect_error(parse_methods("cats:0").status(), "take a positive number");
+  expect_error(parse_methods("cats-noadapter:x").status(), "cats/cats-noadapter/kangaroo:GAMMA");
+}
+
 }  // namespace
 }  // namespace sf::bench
 

@@ -187,3 +187,78 @@ INSTANTIATE_TEST_SUITE_P(Budgets, CatsWithAdapters, ::testing::Values("100%", "0
 
 }  // namespace
 }  // namespace sf
+
+namespace sf {
+namespace {
+
+// Memory of CATS with both adapters against the target alone at 0%, 25% and 50%, in the
+// session's accounted footprint (what --mem-budget bounds; the bench's peak RSS follows it):
+//  - at a share budget CATS adds exactly the LM head (pinned on top of the share when the
+//    target alone streams it) and the adapters (weights + f32 KV cache); nothing else (no
+//    draft model, no second target KV cache, the same pinned layers);
+//  - at a byte budget equal to the target-only footprint, CATS fits wherever that is at
+//    least its own minimum (it pins fewer layers to pay for the head and adapters), and is
+//    refused with the budget error where it is not.
+TEST(CatsMemory, AdaptersAndTheHeadAreAllThatCatsAdds) {
+  const std::string dm = "models/stories260K-cats-draft-l1.gguf", sv = "models/stories260K-cats-verifier-l3.gguf";
+  bool some_fit = false;
+  for (const char* share : {"0%", "25%", "50%"}) {
+    SessionOptions o;
+    o.model_path = test::shared_path(kTarget);
+    o.n_threads = 2;
+    o.n_ctx = 256;
+    o.mem_budget = *MemoryBudget::parse(share);
+    auto plain_or = Session::create(o);
+    ASSERT_TRUE(plain_or.ok()) << plain_or.status().message();
+    const Session& plain = **plain_or;
+    const ResidencyPlan& p = plain.plan();
+    auto cats = cats_session(SpecConfig::Method::kCats, share, dm, sv);
+    ASSERT_TRUE(cats);
+    const ResidencyPlan& c = cats->plan();
+    const uint64_t adapters = 2 * CatsAdapter::resident_bytes_for(AdapterLayout::for_model(plain.model()), o.n_ctx);
+    const int head = plain.model().weights().head_unit();
+    const uint64_t head_bytes = p.resident[head] ? 0 : plain.model().weights().unit_bytes(head);
+    EXPECT_EQ(c.n_resident_layers, p.n_resident_layers) << share;
+    EXPECT_TRUE(c.head_resident) << share;
+    EXPECT_EQ(c.base_bytes, p.base_bytes) << share;
+    EXPECT_EQ(c.kv_bytes, p.kv_bytes) << share << ": one KV cache, the target's";
+    EXPECT_EQ(c.scratch_bytes, p.scratch_bytes + adapters) << share << ": the adapters are counted";
+    EXPECT_EQ(c.resident_unit_bytes, p.resident_unit_bytes + head_bytes) << share;
+    // The stream buffers hold the largest streamed unit: never larger once the head is pinned.
+    EXPECT_LE(c.buffer_bytes, p.buffer_bytes) << share;
+    EXPECT_EQ(c.footprint_bytes(), p.footprint_bytes() + adapters + head_bytes -
+                                       static_cast<uint64_t>(c.n_buffers) * (p.buffer_bytes - c.buffer_bytes))
+        << share;
+
+    // The same bytes as the target alone.
+    const std::string same = std::to_string(p.footprint_bytes());
+    SessionOptions ob = o;
+    ob.mem_budget = *MemoryBudget::parse(same);
+    ob.spec.method = SpecConfig::Method::kCats;
+    ob.spec.draft_len = 5;
+    ob.spec.cats.draft_adapter = test::source_path(dm);
+    ob.spec.cats.verifier_adapter = test::source_path(sv);
+    auto within = Session::create(ob);
+    std::printf(
+        "%s: target alone %llu B (%d layers pinned, head %s); CATS +%llu B at the share (head %llu, adapters "
+        "%llu); at %s B: %s\n",
+        share, static_cast<unsigned long long>(p.footprint_bytes()), p.n_resident_layers,
+        p.resident[head] ? "pinned" : "streamed",
+        static_cast<unsigned long long>(c.footprint_bytes() - p.footprint_bytes()),
+        static_cast<unsigned long long>(head_bytes), static_cast<unsigned long long>(adapters), same.c_str(),
+        within.ok() ? ("fits, " + std::to_string((*within)->plan().footprint_bytes()) + " B, " +
+                       std::to_string((*within)->plan().n_resident_layers) + " layers pinned")
+                          .c_str()
+                    : within.status().message().c_str());
+    if (within.ok()) {
+      some_fit = true;
+      EXPECT_LE((*within)->plan().footprint_bytes(), p.footprint_bytes()) << share;
+    } else {
+      EXPECT_NE(within.status().message().find("is below the minimum"), std::string::npos) << within.status().message();
+    }
+  }
+  EXPECT_TRUE(some_fit) << "at 50% the target-only footprint holds CATS with both adapters";
+}
+
+}  // namespace
+}  // namespace sf
