@@ -16,7 +16,10 @@ models_dir=${MODELS_DIR:-bench-out}
 grid=""
 for k in 1 2 4 8; do for e in 25 50 75; do grid+=",mirror:$k@$e%"; done; done
 methods="flash-ar,chain:4$grid"
-$sf bench -m models/stories260K.gguf --draft models/stories260K-draft.gguf --draft-len 4 \
+# stories260K passes take well under a millisecond: REPEAT (default 3) interleaved
+# repetitions, medians and ranges.
+rep=(--repeat "${REPEAT:-3}")
+$sf bench -m models/stories260K.gguf --draft models/stories260K-draft.gguf --draft-len 4 "${rep[@]}" \
   --dataset tinystories:16 -n 64 --ignore-eos --methods "$methods" --budgets 0%,50% \
   --json $out/stories.json >$out/stories.md
 # One generation with --stats and per-cycle JSON (T_prefix, T_suffix, T_draft, T per cycle).
@@ -30,7 +33,7 @@ $sf bench -m "$models_dir/llama1b-q4_0.gguf" --draft "$models_dir/draft-small-q4
 # Control for the thread split: Mirror-SD's target runs on total - draft threads (1 of 2
 # here), vanilla SD's on all of them. With --threads 1 vanilla's target also gets one
 # thread (Mirror-SD's draft keeps its own one), so the target sides match.
-$sf bench -m models/stories260K.gguf --draft models/stories260K-draft.gguf --draft-len 4 --threads 1 \
+$sf bench -m models/stories260K.gguf --draft models/stories260K-draft.gguf --draft-len 4 --threads 1 "${rep[@]}" \
   --dataset tinystories:16 -n 64 --ignore-eos --methods "flash-ar,chain:4,mirror:8@50%,mirror:8@75%" \
   --budgets 0%,50% --json $out/stories-threads1.json >$out/stories-threads1.md
 echo "wrote $out"
