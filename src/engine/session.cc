@@ -176,8 +176,18 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
                            draft_bytes;
   // Pruning scores the exit layer with the LM head mid-pass, and CATS drafts with it every
   // draft pass: it must be resident.
-  auto plan = plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers,
-                             /*require_head=*/prune || self_spec || spec.method == SpecConfig::Method::kMirror);
+  bool cats_on_top = false;
+  auto plan = self_spec
+                  ? plan_residency_as_target_alone(s.model_->weights(), kv_bytes, scratch - draft_bytes, draft_bytes,
+                                                   options.mem_budget, options.stream_buffers, &cats_on_top)
+                  : plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers,
+                                   /*require_head=*/prune || spec.method == SpecConfig::Method::kMirror);
+  if (plan.ok() && cats_on_top)
+    SF_LOG_WARN(
+        "%s: at --mem-budget %s its smallest plan (the LM head pinned, adapters %s) is larger than the "
+        "target alone's footprint, so they come on top of it",
+        SpecConfig::method_name(spec.method), options.mem_budget.to_string().c_str(),
+        format_bytes(draft_bytes).c_str());
   if (!plan.ok()) {
     if (n_slots > 1)
       return Status::Error(plan.status().message() +

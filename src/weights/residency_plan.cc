@@ -92,4 +92,20 @@ Result<ResidencyPlan> plan_residency(const ModelWeights& w, uint64_t kv_bytes, u
   return best;
 }
 
+Result<ResidencyPlan> plan_residency_as_target_alone(const ModelWeights& w, uint64_t kv_bytes, uint64_t scratch_bytes,
+                                                     uint64_t extra_bytes, const MemoryBudget& budget, int n_buffers,
+                                                     bool* on_top) {
+  *on_top = false;
+  if (budget.kind != MemoryBudget::Kind::kModelShare)
+    return plan_residency(w, kv_bytes, scratch_bytes + extra_bytes, budget, n_buffers, /*require_head=*/true);
+  SF_ASSIGN_OR_RETURN(const ResidencyPlan alone, plan_residency(w, kv_bytes, scratch_bytes, budget, n_buffers));
+  MemoryBudget same;
+  same.kind = MemoryBudget::Kind::kBytes;
+  same.bytes = alone.footprint_bytes();
+  auto within = plan_residency(w, kv_bytes, scratch_bytes + extra_bytes, same, n_buffers, /*require_head=*/true);
+  if (within.ok()) return within;
+  *on_top = true;
+  return plan_residency(w, kv_bytes, scratch_bytes + extra_bytes, budget, n_buffers, /*require_head=*/true);
+}
+
 }  // namespace sf

@@ -46,4 +46,14 @@ struct ResidencyPlan {
 Result<ResidencyPlan> plan_residency(const ModelWeights& w, uint64_t kv_bytes, uint64_t scratch_bytes,
                                      const MemoryBudget& budget, int n_buffers = 2, bool require_head = false);
 
+// Self-speculation (CATS, Kangaroo) has no separate draft model, so at a share budget it is
+// held to the footprint the target alone takes at that share: the LM head it must pin and
+// its adapters (`extra_bytes`) come out of the layers it pins. Where even its smallest plan
+// is larger than that (a 0% share: nothing of the target is pinned), the share's plan is
+// used with the head and the adapters on top, and `*on_top` says so. Other budgets are
+// planned as plan_residency() does, with the head required.
+Result<ResidencyPlan> plan_residency_as_target_alone(const ModelWeights& w, uint64_t kv_bytes, uint64_t scratch_bytes,
+                                                     uint64_t extra_bytes, const MemoryBudget& budget, int n_buffers,
+                                                     bool* on_top);
+
 }  // namespace sf
