@@ -185,6 +185,7 @@ int bench_command(int argc, char** argv) {
   session_flags.print_notes();
   // The shared options without budget and drafting, which each run sets for itself.
   SessionFlags base_flags = session_flags;
+  base_flags.spec = "none";  // not the default (auto): each run sets its method, and with it its checks
   base_flags.mem_budget.clear();
   base_flags.draft_path.clear();
   base_flags.tree_widths.clear();

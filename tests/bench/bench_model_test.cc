@@ -92,6 +92,38 @@ TEST(BenchBinary, SpeculativeMethodsEqualAr) {
   }
 }
 
+// A history store in a bench run (cold, then warm) with no --spec: the bench's shared
+// options must not take the run/chat default (auto) and refuse --history-dir for it.
+TEST(BenchBinary, HistoryStoreRunsColdThenWarm) {
+  const std::string dir = sf::test::per_test_scratch_dir() + "/history";
+  const std::vector<std::string> args = {"-m",
+                                         stories(),
+                                         "--methods",
+                                         "flash-ar,coordgen",
+                                         "--budgets",
+                                         "100%",
+                                         "--dataset",
+                                         "tinystories:2",
+                                         "--n-predict",
+                                         "8",
+                                         "--history-dir",
+                                         dir,
+                                         "--history-task",
+                                         "t",
+                                         "--data-dir",
+                                         datasets()};
+  std::vector<std::string> cold = args;
+  cold.push_back("--history-clear");
+  const RunOutput first = run_bench_binary(cold);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("| coordgen | 100% | 2 |"), std::string::npos) << first.out;
+  std::ifstream store(dir + "/t.sfhist", std::ios::binary);
+  EXPECT_TRUE(store.good()) << "the cold run wrote its store";
+  const RunOutput second = run_bench_binary(args);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("| coordgen | 100% | 2 |"), std::string::npos) << second.out;
+}
+
 TEST(BenchBinary, UsageErrors) {
   expect_usage_error({"--methods", "ar,beam"}, "unknown method 'beam'");
   expect_usage_error({"--methods", "chain"}, "chain needs a draft model");
