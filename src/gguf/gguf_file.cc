@@ -437,20 +437,26 @@ const TensorInfo* GgufFile::find_tensor(const std::string& name) const {
 }
 
 Result<std::vector<uint8_t>> GgufFile::read_tensor_data(const TensorInfo& t) const {
+  std::vector<uint8_t> data(t.n_bytes);
+  SF_RETURN_IF_ERROR(read_tensor_into(t, data.data()));
+  return data;
+}
+
+Status GgufFile::read_tensor_into(const TensorInfo& t, void* dst) const {
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::Errorf("%s: cannot open: %s", path_.c_str(), std::strerror(errno));
   FdCloser closer{fd};
-  std::vector<uint8_t> data(t.n_bytes);
+  auto* out = static_cast<uint8_t*>(dst);
   uint64_t done = 0;
   while (done < t.n_bytes) {
-    const ssize_t got = ::pread(fd, data.data() + done, t.n_bytes - done, static_cast<off_t>(t.file_offset + done));
+    const ssize_t got = ::pread(fd, out + done, t.n_bytes - done, static_cast<off_t>(t.file_offset + done));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0)
       return Status::Errorf("%s: reading tensor '%s' failed: %s", path_.c_str(), t.name.c_str(),
                             got < 0 ? std::strerror(errno) : "unexpected end of file");
     done += static_cast<uint64_t>(got);
   }
-  return data;
+  return Status::Ok();
 }
 
 }  // namespace sf::gguf

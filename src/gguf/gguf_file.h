@@ -64,6 +64,9 @@ class GgufFile {
 
   // Reads a tensor's raw bytes (for tools and small tensors; pread, page cache).
   Result<std::vector<uint8_t>> read_tensor_data(const TensorInfo& t) const;
+  // Reads the tensor's t.n_bytes bytes into `dst` (which holds at least that many): for
+  // callers that keep the data in their own typed buffer, without a second copy.
+  Status read_tensor_into(const TensorInfo& t, void* dst) const;
 
  private:
   std::string path_;
