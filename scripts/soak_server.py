@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """A long, bounded run of `specflash serve` with speculation and streaming (docs/robustness.md).
 
-usage: soak_server.py [--requests N] [--seconds S] [--bin build/specflash] [--budget 0%]
+usage: soak_server.py [--requests N] [--seconds S] [--max-tokens T] [--sample-every K]
+                      [--flat-mib M] [--bin build/specflash] [--budget 0%]
 
 Starts the server on the stories260K target with the stories260K draft (tree drafts) and
 every layer streamed (--mem-budget 0%), two slots, then sends requests until N are done or
 S seconds have passed: the same prompts over and over, alternately with speculation off
 ("specflash": {"method": "none"}) and on, streamed (SSE) and not, greedy. It checks that
-every speculative answer equals the plain answer to the same prompt, and samples the
-server's RSS (VmRSS) after a warm-up and at the end. Prints one summary line; exit 1 on a
-mismatch, a failed request or RSS growth over 4 MiB after warm-up.
+every answer equals the plain (speculation off, not streamed) answer to the same prompt,
+and samples the server's RSS (VmRSS) and thread count every K requests. Prints the
+samples and one summary line; exit 1 on a mismatch, a failed request, or RSS that is not
+flat: over the second half of the run the samples may differ by at most M MiB (default
+0.25), and the end may be at most 4 MiB above the first sample.
 """
 import argparse
 import json
@@ -25,9 +28,13 @@ PROMPTS = ["Once upon a time", "Lily wanted to play with her big red ball. One d
            "Tom and Sue went to the park.", "One day, a bird", "She looked at the sky and"]
 
 
-def rss_kib(pid):
+def proc_status(pid, key):
     with open(f"/proc/{pid}/status") as f:
-        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+        return int(re.search(key + r":\s+(\d+)", f.read()).group(1))
+
+
+def rss_kib(pid):
+    return proc_status(pid, "VmRSS")
 
 
 def request(port, prompt, method, stream, max_tokens):
@@ -59,6 +66,8 @@ def main():
     ap.add_argument("--requests", type=int, default=400)
     ap.add_argument("--seconds", type=float, default=600)
     ap.add_argument("--max-tokens", type=int, default=200)
+    ap.add_argument("--sample-every", type=int, default=50)
+    ap.add_argument("--flat-mib", type=float, default=0.25)
     ap.add_argument("--bin", default=os.path.join(REPO, "build/specflash"))
     ap.add_argument("--budget", default="0%")
     a = ap.parse_args()
@@ -80,33 +89,33 @@ def main():
         t0 = time.time()
         done = tokens = mismatches = 0
         rss_start = rss_kib(server.pid)
-        rss_warm = None
-        samples = []  # "requests:MiB" every 24 requests, to see the shape of any growth
+        samples = []  # (requests, VmRSS KiB, threads) every sample_every requests
         while done < a.requests and time.time() - t0 < a.seconds:
             prompt = PROMPTS[done % len(PROMPTS)]
             method = "none" if (done // len(PROMPTS)) % 2 == 0 else "tree"
             stream = (done // (2 * len(PROMPTS))) % 2 == 1
             text, n = request(port, prompt, method, stream, a.max_tokens)
-            if prompt not in plain and method == "none":
+            if prompt not in plain and method == "none" and not stream:
                 plain[prompt] = text
             elif prompt in plain and text != plain[prompt]:
                 mismatches += 1
                 print(f"soak_server: mismatch on {prompt!r} ({method}, stream={stream})", file=sys.stderr)
             done += 1
             tokens += n
-            if done == 4 * len(PROMPTS):
-                rss_warm = rss_kib(server.pid)
-            if done % (4 * len(PROMPTS)) == 0:
-                samples.append(f"{done}:{rss_kib(server.pid) / 1024:.1f}")
+            if done % a.sample_every == 0:
+                samples.append((done, rss_kib(server.pid), proc_status(server.pid, "Threads")))
         seconds = time.time() - t0
         rss_end = rss_kib(server.pid)
-        rss_warm = rss_warm or rss_end
-        growth = (rss_end - rss_warm) / 1024
+        print("soak_server: samples (requests:VmRSS MiB:threads) " +
+              " ".join(f"{r}:{k / 1024:.2f}:{t}" for r, k, t in samples))
+        second_half = [k for r, k, t in samples if r > done / 2]
+        spread = (max(second_half) - min(second_half)) / 1024 if len(second_half) >= 2 else float("nan")
+        growth = (rss_end - samples[0][1]) / 1024 if samples else float("nan")
+        flat = len(second_half) >= 2 and spread <= a.flat_mib and growth < 4
         print(f"soak_server: requests={done} tokens={tokens} seconds={seconds:.1f} mismatches={mismatches} "
-              f"rss_start={rss_start / 1024:.1f}MiB rss_after_warmup={rss_warm / 1024:.1f}MiB "
-              f"rss_end={rss_end / 1024:.1f}MiB growth_after_warmup={growth:.2f}MiB")
-        print("soak_server: rss samples (requests:MiB) " + " ".join(samples))
-        return 0 if mismatches == 0 and growth < 4 else 1
+              f"rss_start={rss_start / 1024:.2f}MiB rss_first_sample={samples[0][1] / 1024 if samples else 0:.2f}MiB "
+              f"rss_end={rss_end / 1024:.2f}MiB second_half_spread={spread:.2f}MiB flat={'yes' if flat else 'no'}")
+        return 0 if mismatches == 0 and flat else 1
     finally:
         server.terminate()
         server.wait(timeout=30)
