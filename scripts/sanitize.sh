@@ -64,8 +64,9 @@ if [[ $what == tsan || $what == all ]]; then
   # sessions with several slots and the draft (engine, spec: EdgeLLM's BackgroundWorker,
   # ComputeGate and GatedLayerSource, Mirror-SD's rollouts), the server's slot pool and
   # connection threads (server), and the fault/thread-pool stress tests (robustness).
-  # TSAN_TARGETS narrows it (e.g. "test_server_unit test_spec_model specflash").
-  targets=(${TSAN_TARGETS:-$(ninja -C "$dir" -t targets all | grep -oE '^test_[a-z]+_(unit|model):' | tr -d : | sort -u) specflash})
+  # TSAN_TARGETS narrows it (e.g. "test_server_unit test_spec_model"); specflash is always
+  # built, for the served soak.
+  targets=(${TSAN_TARGETS:-$(ninja -C "$dir" -t targets all | grep -oE '^test_[a-z]+_(unit|model):' | tr -d : | sort -u)} specflash)
   ninja -C "$dir" -j"$JOBS" "${targets[@]}"
   # Suppressions: scripts/tsan.supp (each entry says why it is not a race of ours).
   export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp}
