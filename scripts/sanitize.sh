@@ -10,7 +10,7 @@
 #
 # Environment: JOBS (build parallelism, default 2), SPECFLASH_SHARED_DIR (the shared/
 # folder for model tests), ASAN_DIR / TSAN_DIR (build folders), TSAN_TARGETS (binaries of
-# the TSan run, default all test binaries), TSAN_TESTS (its ctest -R regex), LABELS
+# the TSan run, default all test binaries), TSAN_TESTS / ASAN_TESTS (ctest -R regex), LABELS
 # (ctest -L, default 'unit|model'), SOAK_REQUESTS (requests of the served soak, default 60).
 # A sanitizer report fails the test that triggered it (halt_on_error / abort_on_error).
 # Results: docs/robustness.md.
@@ -51,8 +51,8 @@ if [[ $what == asan || $what == all ]]; then
   ninja -C "$dir" -j"$JOBS"
   export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-  ctest --test-dir "$dir" -L "${LABELS:-unit|model}" -E "$EXCLUDE" -j"$JOBS" --output-on-failure --timeout 1800 \
-    | tee "$dir/sanitize-asan.log" | tail -n 30
+  ctest --test-dir "$dir" -L "${LABELS:-unit|model}" -R "${ASAN_TESTS:-.}" -E "$EXCLUDE" -j"$JOBS" --output-on-failure \
+    --timeout 1800 | tee "$dir/sanitize-asan.log" | tail -n 30
   served_soak "$dir"
 fi
 
