@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Builds specflash with sanitizers in their own folders and runs the tests under them.
 #
-#   scripts/sanitize.sh asan   # ASan+UBSan (clang): build-fuzz, unit + model tests
-#   scripts/sanitize.sh tsan   # TSan (clang): build-tsan, the tests of the threaded code
+#   scripts/sanitize.sh asan   # ASan+UBSan+LSan (clang): build-fuzz, all unit + model tests,
+#                              # then a served soak (leaks are reported at the server's exit)
+#   scripts/sanitize.sh tsan   # TSan (clang): build-tsan, all unit + model tests, served soak
 #   scripts/sanitize.sh tsan-quick  # TSan on the thread pool and the direct reader's I/O
 #                                   # threads only: 10 files compiled directly (~2 min)
 #   scripts/sanitize.sh all    # asan and tsan (default)
 #
 # Environment: JOBS (build parallelism, default 2), SPECFLASH_SHARED_DIR (the shared/
-# folder for model tests), ASAN_DIR / TSAN_DIR (build folders), TSAN_TESTS (ctest -R regex
-# of the TSan run), LABELS (ctest -L of the ASan run, default 'unit|model').
+# folder for model tests), ASAN_DIR / TSAN_DIR (build folders), TSAN_TARGETS (binaries of
+# the TSan run, default all test binaries), TSAN_TESTS / ASAN_TESTS (ctest -R regex), LABELS
+# (ctest -L, default 'unit|model'), SOAK_REQUESTS (requests of the served soak, default 60).
 # A sanitizer report fails the test that triggered it (halt_on_error / abort_on_error).
 # Results: docs/robustness.md.
 set -euo pipefail
@@ -32,6 +34,15 @@ configure() {  # dir, cmake options...
 # of the sanitizer runs (the server's C++ tests and a served soak are).
 EXCLUDE='server_node_'
 
+# The served soak under a sanitizer: `specflash serve` with 2 slots, tree speculation and
+# every layer streamed, three concurrent clients (both slots busy and a queue), SSE and
+# plain answers; a sanitizer report in the server's log, a leak report at its exit, or an
+# answer different from plain decoding fails it (scripts/soak_server.py).
+served_soak() {  # build dir
+  python3 scripts/soak_server.py --bin "$1/specflash" --requests "${SOAK_REQUESTS:-60}" --max-tokens 48 \
+    --clients 3 --sample-every 10 --no-rss-check 2>&1 | tee "$1/sanitize-soak.log" | tail -n 3
+}
+
 if [[ $what == asan || $what == all ]]; then
   # The fuzz build is the ASan+UBSan build (its coverage counters change nothing else):
   # one slow clang build serves the fuzz targets and this test run.
@@ -40,26 +51,29 @@ if [[ $what == asan || $what == all ]]; then
   ninja -C "$dir" -j"$JOBS"
   export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-  ctest --test-dir "$dir" -L "${LABELS:-unit|model}" -E "$EXCLUDE" -j"$JOBS" --output-on-failure --timeout 1800 \
-    | tee "$dir/sanitize-asan.log" | tail -n 30
+  ctest --test-dir "$dir" -L "${LABELS:-unit|model}" -R "${ASAN_TESTS:-.}" -E "$EXCLUDE" -j"$JOBS" --output-on-failure \
+    --timeout 1800 | tee "$dir/sanitize-asan.log" | tail -n 30
+  served_soak "$dir"
 fi
 
 if [[ $what == tsan || $what == all ]]; then
   dir=${TSAN_DIR:-build-tsan}
   configure "$dir" -DSPECFLASH_SANITIZE=thread
-  # The threaded code: the thread pool (base), the direct reader's I/O threads and the
-  # streamer (weights), sessions with several slots and the draft (engine, spec), the
-  # server's slot pool and request handling (server), and the corpus/fault/soak tests.
-  targets=(test_base_unit test_weights_unit test_weights_model test_server_unit test_spec_unit test_spec_model
-           test_engine_unit test_engine_model test_robustness_unit specflash)
-  existing=()
-  for t in "${targets[@]}"; do
-    ninja -C "$dir" -t query "$t" > /dev/null 2>&1 && existing+=("$t")
-  done
-  ninja -C "$dir" -j"$JOBS" "${existing[@]}"
-  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
-  ctest --test-dir "$dir" -R "${TSAN_TESTS:-(ThreadPool|DirectReader|Streaming|StreamFaults|SlotPool|Session|Server|Speculative|Slots|CorpusReplay|FullDisk)}" \
-    -E "$EXCLUDE" -j"$JOBS" --output-on-failure --timeout 1800 | tee "$dir/sanitize-tsan.log" | tail -n 30
+  # Every unit and model test binary: the threaded code is everywhere a forward pass is
+  # (the thread pool), plus the direct reader's I/O threads and the streamer (weights),
+  # sessions with several slots and the draft (engine, spec: EdgeLLM's BackgroundWorker,
+  # ComputeGate and GatedLayerSource, Mirror-SD's rollouts), the server's slot pool and
+  # connection threads (server), and the fault/thread-pool stress tests (robustness).
+  # TSAN_TARGETS narrows it (e.g. "test_server_unit test_spec_model"); specflash is always
+  # built, for the served soak.
+  targets=(${TSAN_TARGETS:-$(ninja -C "$dir" -t targets all | grep -oE '^test_[a-z]+_(unit|model):' | tr -d : | sort -u)} specflash)
+  ninja -C "$dir" -j"$JOBS" "${targets[@]}"
+  # Suppressions: scripts/tsan.supp (each entry says why it is not a race of ours).
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp}
+  # Binaries not built (TSAN_TARGETS) register a *_NOT_BUILT placeholder test: skipped.
+  ctest --test-dir "$dir" -L "${LABELS:-unit|model}" -R "${TSAN_TESTS:-.}" -E "$EXCLUDE|_NOT_BUILT" -j"$JOBS" \
+    --output-on-failure --timeout 1800 | tee "$dir/sanitize-tsan.log" | tail -n 30
+  served_soak "$dir"
 fi
 
 if [[ $what == tsan-quick ]]; then

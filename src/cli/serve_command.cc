@@ -98,8 +98,8 @@ int serve_command(int argc, char** argv) {
                model_id.c_str(), s.n_slots(), s.n_ctx(), s.speculative() ? "speculative " : "plain decoding",
                s.speculative() ? SpecConfig::method_name(options->spec.method) : "",
                format_bytes(s.plan().footprint_bytes()).c_str(),
-               s.plan().budget_bytes ? format_bytes(s.plan().budget_bytes).c_str() : "unlimited", http.host.c_str(),
-               *port);
+               // (A share such as 0% has no byte figure in the plan: say the share, not "unlimited".)
+               options->mem_budget.to_string().c_str(), http.host.c_str(), *port);
   std::fflush(stderr);
 
   std::thread signal_waiter([&] {

@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "base/memory_usage.h"
+#include "server/lazy_thread_pool.h"
 
 namespace sf::server {
 
@@ -73,7 +74,8 @@ void HttpServer::stop() { http_->stop(); }
 void HttpServer::install_routes() {
   httplib::Server& http = *http_;
   const int n_threads = options_.n_http_threads;
-  http.new_task_queue = [n_threads] { return new httplib::ThreadPool(static_cast<size_t>(n_threads)); };
+  // Threads started on demand, not all at start-up: see lazy_thread_pool.h.
+  http.new_task_queue = [n_threads] { return new LazyThreadPool(static_cast<size_t>(n_threads)); };
   http.set_payload_max_length(options_.max_body_bytes);
 
   // httplib's own failures (unknown route, body over the limit) arrive here with an empty

@@ -5,11 +5,12 @@
 // when one is set), and turns every failure, httplib's own (404 route, 413 body too
 // large) included, into an OpenAI-style error object.
 //
-// Threads: httplib serves each connection on a worker of its pool; the pool is sized so
-// that every slot and every queued request can hold a connection, and more connections
-// wait in httplib's queue. A streamed response generates inside httplib's content
-// provider, writing one SSE event per text piece; a failed write means the client left,
-// which stops the generation and frees the slot.
+// Threads: httplib serves each connection on a worker of its pool; the pool may grow so
+// that every slot and every queued request can hold a connection (threads are started
+// on demand: lazy_thread_pool.h), and more connections wait in the pool's queue. A
+// streamed response generates inside httplib's content provider, writing one SSE event
+// per text piece; a failed write means the client left, which stops the generation and
+// frees the slot.
 #pragma once
 
 #include <memory>

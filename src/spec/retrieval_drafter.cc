@@ -110,7 +110,10 @@ NodeDistribution RetrievalDrafter::coordgen_distribution(const NodeMatch& nm) {
     const double w = m.length;
     weight_sum += w;
     longest = std::max(longest, m.length);
-    for (const auto& [token, count] : scratch_) {
+    for (const auto& [token_ref, count] : scratch_) {
+      // A copy: clang before 16 cannot capture a structured binding in a lambda (the
+      // sanitizer builds use clang).
+      const auto token = token_ref;
       auto it = std::find_if(score.begin(), score.end(), [&](const auto& e) { return e.first == token; });
       const float add = static_cast<float>(w * count / total);
       if (it == score.end()) {

@@ -59,7 +59,9 @@ Result<std::unique_ptr<DirectReader>> DirectReader::open(const std::string& path
   }
   if (r->fd_ < 0) return Status::Errorf("%s: cannot open: %s", path.c_str(), std::strerror(errno));
   struct stat st;
-  if (fstat(r->fd_, &st) == 0 && S_ISDIR(st.st_mode)) return Status::Errorf("%s: is a directory", path.c_str());
+  if (fstat(r->fd_, &st) != 0) return Status::Errorf("%s: cannot stat: %s", path.c_str(), std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return Status::Errorf("%s: is a directory", path.c_str());
+  r->opened_mtime_ = st.st_mtim;
   const off_t size = ::lseek(r->fd_, 0, SEEK_END);  // lseek, unlike fstat, also sizes block devices
   if (size < 0) return Status::Errorf("%s: cannot get size: %s", path.c_str(), std::strerror(errno));
   r->file_size_ = static_cast<uint64_t>(size);
@@ -119,6 +121,23 @@ uint64_t DirectReader::submit(void* dst, uint64_t offset, uint64_t length) {
 
 Status DirectReader::wait(uint64_t ticket) { return queue_->wait(ticket); }
 bool DirectReader::is_done(uint64_t ticket) const { return queue_->is_done(ticket); }
+
+Status DirectReader::check_unmodified() const {
+  struct stat st;
+  if (fstat(fd_, &st) != 0) return Status::Errorf("%s: cannot stat: %s", path_.c_str(), std::strerror(errno));
+  // (Block devices have no size in st_size; their size is from lseek at open.)
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) < file_size_)
+    return Status::Errorf(
+        "%s: the file is now %llu bytes but was %llu bytes when opened: it was truncated or "
+        "rewritten while being read",
+        path_.c_str(), static_cast<unsigned long long>(st.st_size), static_cast<unsigned long long>(file_size_));
+  if (st.st_mtim.tv_sec == opened_mtime_.tv_sec && st.st_mtim.tv_nsec == opened_mtime_.tv_nsec) return Status::Ok();
+  return Status::Errorf(
+      "%s: the file was modified while being read (its modification time changed since it was opened): another "
+      "program wrote into it, so the weights read from it cannot be trusted; restart once the file is complete",
+      path_.c_str());
+}
+
 const char* DirectReader::backend_name() const { return backend_->name(); }
 uint64_t DirectReader::bytes_read() const { return stepper_->bytes_read(); }
 double DirectReader::busy_seconds() const { return busy_->seconds(); }

@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <string>
 
@@ -76,6 +77,12 @@ class DirectReader {
   // end of file are zero-filled (the last span of a file is rounded up past EOF).
   Status wait(uint64_t ticket);
   bool is_done(uint64_t ticket) const;
+  // An error naming the file when its modification time is no longer the one it had when
+  // opened: another program wrote into it (in place, same size included), so bytes read
+  // from it may mix old and new contents. One fstat; the streamer calls it after each unit
+  // has arrived. (A file renamed over the path is not a change: the descriptor keeps the
+  // opened file. A truncation is caught by the reads themselves: read_stepper.h.)
+  Status check_unmodified() const;
 
   const char* backend_name() const;  // "io_uring" or "pread"
   bool direct() const { return direct_; }
@@ -94,6 +101,7 @@ class DirectReader {
   int fd_ = -1;
   bool direct_ = false;
   uint64_t file_size_ = 0;
+  struct timespec opened_mtime_ = {};  // st_mtim at open
   size_t chunk_bytes_ = 0;
   // Declaration order is destruction order in reverse: the backend (which uses the others)
   // goes first.

@@ -87,6 +87,8 @@ Status LayerStreamer::acquire_unit(int unit, Slot** out) {
                                           (options_.emulated_bandwidth > 0 && slot.emulated_ready > wait_start));
   if (stalls) stall_listener_->on_stall_begin();
   Status st = reader_->wait(slot.ticket);
+  // A write into the file during or before this read would hand out mixed weights.
+  if (st.ok()) st = reader_->check_unmodified();
   slot.in_flight = false;
   if (options_.emulated_bandwidth > 0) {
     const double remaining = slot.emulated_ready - now_seconds();

@@ -1,12 +1,14 @@
 // Storage faults, injected where they happen:
-//  - reading a streamed model: EIO, short reads with interruptions, the file truncated or
-//    replaced while the model streams (through the DirectReaderOptions test hooks and real
+//  - reading a streamed model: EIO, short reads with interruptions, the file truncated,
+//    overwritten in place or replaced while the model streams (through the DirectReaderOptions test hooks and real
 //    truncate/rename on a scratch copy);
 //  - writing models: a full disk (ENOSPC) at every stage of quantize, pack and the distilled
 //    draft's export, and at close (the base/output_file.h seam).
 // Each must end in an error naming the file, never a crash, and never leave a partial file
 // in place of a good one.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -149,6 +151,30 @@ TEST_P(StreamFaults, TruncatedWhileStreamingIsAnErrorNotZeros) {
   ASSERT_FALSE(st.ok()) << "a truncated model was read as zeros";
   EXPECT_NE(st.message().find(path_), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("truncated"), std::string::npos) << st.message();
+}
+
+TEST_P(StreamFaults, OverwrittenInPlaceWhileStreamingIsAnError) {
+  // The copy's modification time is set far in the past, so the write below changes it
+  // even where timestamps are coarse (a copy and a write in the same clock tick).
+  const struct timespec times[2] = {{0, UTIME_OMIT}, {946684800, 0}};  // mtime 2000-01-01
+  ASSERT_EQ(::utimensat(AT_FDCWD, path_.c_str(), times, 0), 0);
+  auto s = open();
+  ASSERT_TRUE(s);
+  std::vector<float> before;
+  ASSERT_TRUE(run_steps(*s, 1, &before).ok());
+  // Another program writes into layer 1, in place: same size, no rename.
+  const uint64_t size = fs::file_size(path_);
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const std::vector<char> junk(4096, 0x5a);
+  ASSERT_EQ(::pwrite(fd, junk.data(), junk.size(), static_cast<off_t>(layer1_offset())), 4096);
+  ASSERT_EQ(::close(fd), 0);
+  ASSERT_EQ(fs::file_size(path_), size);
+  std::vector<float> after;
+  const Status st = run_steps(*s, 2, &after);
+  ASSERT_FALSE(st.ok()) << "weights overwritten under the streamer were used";
+  EXPECT_NE(st.message().find(path_), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("modified while being read"), std::string::npos) << st.message();
 }
 
 TEST_P(StreamFaults, ReplacedWhileStreamingKeepsReadingTheOpenedFile) {

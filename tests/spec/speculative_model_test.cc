@@ -16,6 +16,7 @@
 #include "engine/session.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "sanitizer_build.h"
 #include "spec/exit_scorer.h"
 #include "spec_test_util.h"
 #include "test_paths.h"
@@ -282,7 +283,9 @@ TEST_P(StochasticLossless, FirstAndSecondTokenDistributionsMatchTarget) {
   EXPECT_GT(static_cast<double>(accepted), c.min_accept_rate * static_cast<double>(proposed))
       << "drafts must be accepted";
   EXPECT_LT(accepted, proposed) << "and sometimes rejected, or the residual path is untested";
-  if (c.prune) {
+  // LEVER prunes when the measured compute time makes rows cost more than the emulated
+  // I/O they hide behind; a sanitizer's slowdown moves that balance.
+  if (c.prune && !test::kSanitizerBuild) {
     EXPECT_GT(pruned, 0u) << "pruning must have dropped rows";
   }
 }
