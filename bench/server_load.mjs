@@ -183,6 +183,7 @@ try {
     aggregate_tokens_per_s: tokens / wall,
     latency_ms: { p50: percentile(lat, 50), p90: percentile(lat, 90), p99: percentile(lat, 99), max: lat.at(-1) },
     max_queue_depth_seen: maxQueue,
+    requests_queued: after.specflash_requests_queued_total - before.specflash_requests_queued_total,
     slots: after.specflash_slots,
     spec_accepted_length:
       after.specflash_spec_cycles_total > before.specflash_spec_cycles_total ? after.specflash_spec_accepted_length : null,

@@ -193,6 +193,7 @@ void HttpServer::install_routes() {
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     EngineGauges g;
     g.queue_depth = pool_.queue_depth();
+    g.queued_total = pool_.queued_total();
     g.busy_slots = pool_.busy_slots();
     g.n_slots = pool_.n_slots();
     g.busy_seconds = pool_.busy_seconds();

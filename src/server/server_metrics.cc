@@ -65,6 +65,8 @@ std::string ServerMetrics::render_prometheus(const EngineGauges& g) const {
   metric("specflash_response_bytes_total", "counter", "Response body bytes sent (JSON and server-sent events).",
          d(bytes_sent_.load()));
   metric("specflash_queue_depth", "gauge", "Requests waiting for a slot.", g.queue_depth);
+  metric("specflash_requests_queued_total", "counter", "Requests that waited in the queue for a slot.",
+         d(g.queued_total));
   metric("specflash_slots_busy", "gauge", "Slots serving a request.", g.busy_slots);
   metric("specflash_slots", "gauge", "Slots (sequences with their own KV cache).", g.n_slots);
   metric("specflash_peak_rss_bytes", "gauge", "Peak resident set size of the process (VmHWM).", d(g.peak_rss_bytes));

@@ -15,6 +15,7 @@ namespace sf::server {
 
 struct EngineGauges {
   int queue_depth = 0;
+  uint64_t queued_total = 0;  // requests that waited for a slot
   int busy_slots = 0;
   int n_slots = 0;
   double busy_seconds = 0;             // wall time with at least one slot busy

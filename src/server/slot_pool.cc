@@ -61,6 +61,7 @@ std::unique_ptr<SlotPool::Lease> SlotPool::acquire(const std::vector<int32_t>& p
   } else {
     const uint64_t ticket = next_ticket_++;
     waiting_.push_back(ticket);
+    ++queued_total_;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(queue_timeout_seconds_);
     const bool ready =
         slot_freed_.wait_until(lock, deadline, [&] { return waiting_.front() == ticket && n_busy_ < n_slots(); });
@@ -113,6 +114,11 @@ void SlotPool::with_engine(const std::function<void(const Session&)>& fn) {
 int SlotPool::queue_depth() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return static_cast<int>(waiting_.size());
+}
+
+uint64_t SlotPool::queued_total() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_total_;
 }
 
 int SlotPool::busy_slots() const {

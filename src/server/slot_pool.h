@@ -78,6 +78,9 @@ class SlotPool {
 
   int n_slots() const { return static_cast<int>(busy_.size()); }
   int queue_depth() const;
+  // Requests that had to wait for a slot since start-up (a counter: a sampled queue depth
+  // misses short waits).
+  uint64_t queued_total() const;
   int busy_slots() const;
   // Wall time during which at least one slot was busy (for aggregate tokens/s).
   double busy_seconds() const;
@@ -96,6 +99,7 @@ class SlotPool {
   std::vector<bool> busy_;
   std::deque<uint64_t> waiting_;  // tickets of queued requests, oldest first
   uint64_t next_ticket_ = 0;
+  uint64_t queued_total_ = 0;
   int n_busy_ = 0;
   double busy_seconds_ = 0;
   double busy_since_ = 0;  // monotonic seconds when n_busy_ went from 0 to 1

@@ -34,7 +34,8 @@ for (const [label, args] of [
     assert.equal(r.failed, 0);
     assert.equal(r.completion_tokens, 48 * 64);
     assert.equal(r.slots, 3);
-    assert.ok(r.max_queue_depth_seen > 0, 'with 6 clients on 3 slots some requests waited in the queue');
+    // Counted by the server (a sampled queue depth misses waits shorter than its period).
+    assert.ok(r.requests_queued > 0, 'with 6 clients on 3 slots some requests waited in the queue');
     assert.ok(r.peak_rss_under_budget, `peak RSS ${r.peak_rss_bytes} vs budget ${r.memory_budget_bytes}`);
     if (label === 'speculative') assert.ok(r.spec_accepted_length > 1, 'drafts were accepted under load');
   });

@@ -76,8 +76,9 @@ TEST(MemoryBudget, PeakRssUnderBudgetAndStreamedFileNotCached) {
 
   ASSERT_GT(file_size, 3 * budget) << "the model must be much larger than the budget for this test to mean anything";
   EXPECT_LE(j["memory_footprint_bytes"].get<uint64_t>(), budget);
-  if (!test::kSanitizerBuild)  // a sanitizer's shadow memory is RSS too
+  if (!test::kSanitizerBuild) {  // a sanitizer's shadow memory is RSS too
     EXPECT_LE(j["peak_rss_bytes"].get<uint64_t>(), budget + kStatedOverheadBytes);
+  }
   EXPECT_GT(j["streamed_bytes_per_pass"].get<uint64_t>(), file_size / 2);
   EXPECT_GE(j["bytes_read"].get<uint64_t>(), j["streamed_bytes_per_pass"].get<uint64_t>() * 16);
   EXPECT_LE(cached, kHeaderCacheAllowanceBytes);
