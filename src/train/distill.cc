@@ -82,6 +82,12 @@ Status compute_teacher_signal(Session& target, const std::vector<int32_t>& windo
       }
     }
   }
+  // A last line whatever the pass took: a short pass prints no periodic line, and the user
+  // still learns it finished and how long it took.
+  if (progress)
+    std::fprintf(stderr, "distill: teacher pass (%s): %lld/%lld windows, %.1f s, done\n", what,
+                 static_cast<long long>(n_win), static_cast<long long>(n_win),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return Status::Ok();
 }
 
