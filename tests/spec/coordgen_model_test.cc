@@ -147,8 +147,10 @@ INSTANTIATE_TEST_SUITE_P(
         GreedyCase{"coordgen_streamed0_emulated", cfg(M::kCoordGen, true, true, false, "0%", 100e6)},
         GreedyCase{"coordgen_nocalib_streamed0_emulated", cfg(M::kCoordGen, false, true, false, "0%", 100e6)},
         GreedyCase{"coordgen_noreuse_streamed50_emulated", cfg(M::kCoordGen, true, false, false, "50%", 100e6)},
+        GreedyCase{"coordgen_streamed50_emulated", cfg(M::kCoordGen, true, true, false, "50%", 100e6)},
         GreedyCase{"hybrid", cfg(M::kCoordGen, true, true, true)},
         GreedyCase{"hybrid_streamed0_emulated", cfg(M::kCoordGen, true, true, true, "0%", 100e6)},
+        GreedyCase{"hybrid_streamed50_emulated", cfg(M::kCoordGen, true, true, true, "50%", 100e6)},
         GreedyCase{"pld", cfg(M::kPld)}, GreedyCase{"sam", cfg(M::kSam)},
         GreedyCase{"sam_streamed0", cfg(M::kSam, true, true, false, "0%")}),
     [](const auto& info) { return std::string(info.param.name); });
@@ -208,11 +210,17 @@ TEST_P(RetrievalSampled, FirstAndSecondTokenDistributionsMatchTarget) {
   EXPECT_LT(accepted, proposed) << "and sometimes rejected, or the residual path is untested";
 }
 
-INSTANTIATE_TEST_SUITE_P(Methods, RetrievalSampled,
-                         ::testing::Values(GreedyCase{"coordgen", cfg(M::kCoordGen, true, true, false, "0%", 100e6)},
-                                           GreedyCase{"hybrid", cfg(M::kCoordGen, true, true, true)},
-                                           GreedyCase{"sam", cfg(M::kSam)}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Methods, RetrievalSampled,
+    // Every budget (resident, 50%, 0%), with and without a draft model.
+    ::testing::Values(GreedyCase{"coordgen", cfg(M::kCoordGen, true, true, false, "0%", 100e6)},
+                      GreedyCase{"coordgen_resident", cfg(M::kCoordGen)},
+                      GreedyCase{"coordgen_streamed50", cfg(M::kCoordGen, true, true, false, "50%", 100e6)},
+                      GreedyCase{"hybrid", cfg(M::kCoordGen, true, true, true)},
+                      GreedyCase{"hybrid_streamed0", cfg(M::kCoordGen, true, true, true, "0%", 100e6)},
+                      GreedyCase{"hybrid_streamed50", cfg(M::kCoordGen, true, true, true, "50%", 100e6)},
+                      GreedyCase{"sam", cfg(M::kSam)}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 TEST(RetrievalSession, SpeculationNeedsNoDraftModelOnlyForRetrieval) {
   EXPECT_TRUE(open_session(cfg(M::kCoordGen)).ok());
