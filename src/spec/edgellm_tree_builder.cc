@@ -88,7 +88,12 @@ EdgeLlmTreeBuilder::StepCost EdgeLlmTreeBuilder::step_cost(int rows, int context
   c.row = std::max(
       {std::min(profile_.marginal_seconds(rows + 1, context), average), 0.1 * profile_.draft_row_seconds(), 1e-9});
   c.draft = profile_.draft_pass_seconds() + profile_.draft_row_seconds();
-  c.rate = gain_ / std::max(draft_spent_ + profile_.verify_seconds(rows, context), 1e-9);
+  // The rate a step must beat: the session's realised tokens per second (the long-run rate
+  // is what a step competes with: the time it takes is time the next cycles do not get),
+  // or this tree's expected rate before any cycle was measured. The tree's own rate alone
+  // would be inflated by nodes carried in for free from provisional drafting.
+  c.rate = realised_rate_ > 0 ? realised_rate_
+                              : gain_ / std::max(draft_spent_ + profile_.verify_seconds(rows, context), 1e-9);
   return c;
 }
 
@@ -242,6 +247,11 @@ bool EdgeLlmTreeBuilder::provisional_anchor(int32_t* leaf, const NodeDistributio
 void EdgeLlmTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   if (profile_.has_verify_data()) profile_.observe_verify(stats.tree_nodes + 1, stats.context, stats.verify_seconds);
   calibration_.observe(tree, stats.visited);
+  const double cycle_seconds = stats.draft_seconds + stats.verify_seconds;
+  if (cycle_seconds > 0) {
+    const double rate = (stats.accepted + 1) / cycle_seconds;
+    realised_rate_ = realised_rate_ > 0 ? realised_rate_ + kRateEma * (rate - realised_rate_) : rate;
+  }
   if (!uses_alpha() || tree.empty() || stats.visited.empty()) return;
   // The last accepted node, and the most confident branch through it.
   const int32_t last = stats.visited[static_cast<size_t>(stats.accepted)].node;

@@ -24,15 +24,17 @@
 // kVerifySlack times the cost of a one-row pass.
 //
 // Cost stop (beyond the paper, EdgeLlmConfig::cost_stop): the pacer chooses only among
-// steps whose expected tokens per second (the chance that the node a step adds is
-// accepted, by LEVER's acceptance calibration learned online from this builder's verified
-// rows, over one
-// more verification row and, for a leaf not drafted yet, a draft pass) beat the tree's own
-// (1 + the sum of its nodes' chances over this cycle's draft time and a pass over its
-// rows, both from the measured profile): a step below that rate would lower the cycle's
-// rate (the marginal rule for maximising a ratio). When no step pays, the tree goes to
-// verification. Where a pass costs tens of draft steps (the paper's regime) only
-// near-hopeless steps are left out; where it costs a few, trees stay small.
+// steps whose expected tokens per second beat the session's realised tokens per second over
+// recent cycles. A step's expected tokens are the chance that its node is accepted (LEVER's
+// acceptance calibration, learned online from this builder's verified rows); its cost is one
+// more verification row and, for a leaf not drafted yet, a draft pass (both from the
+// measured profile). Before the first cycle the bar is the tree's own expected rate (1 + the
+// sum of its nodes' chances over this cycle's draft time and a pass over its rows). A step
+// below the long-run rate lowers it (the marginal rule for maximising a renewal reward
+// rate); the tree's own rate would be the wrong bar, inflated by nodes carried in for free
+// from provisional drafting. When no step pays, the tree goes to verification. Where a pass
+// costs tens of draft steps (the paper's regime) only near-hopeless steps are left out;
+// where it costs a few, trees stay small.
 //
 // Children are always the drafter's top tokens (deterministic), so verification is
 // lossless under sampling too (each child is a one-hot draft; verifier.h).
@@ -119,6 +121,9 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   double gain_ = 1;         // this cycle: 1 (the bonus token) + the sum of reach_ over nodes
   double draft_spent_ = 0;  // this cycle: seconds of draft passes so far
   double top_p_ = 0.5;      // running mean of the draft's top probability (a leaf's next step)
+  // Tokens per second of draft + verification over recent cycles (0: none yet).
+  static constexpr double kRateEma = 0.1;
+  double realised_rate_ = 0;
   LatencyProfile profile_;
   AcceptanceCalibration calibration_;
 };

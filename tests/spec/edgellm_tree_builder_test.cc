@@ -222,6 +222,31 @@ TEST(EdgeLlmTreeBuilder, CostStopVerifiesWhenTheNextStepWouldLowerTheRate) {
   EXPECT_EQ(cost_stopped_chain(true, 100.0, 0.01), 20u);
 }
 
+// Once cycles are measured, a step must beat the session's realised rate, not the tree's
+// own. With a 100 ms pass the chain alone runs to the depth limit (above); after a cycle
+// that committed 10 tokens in 10 ms (1 token/ms), the step to k+1 nodes pays only while
+// 0.855^k q / 0.41 ms > 1: k = 3 pays (0.625 q / 0.41 >= 1.1 for q >= 0.73), k = 5 does
+// not (0.457 q / 0.41 <= 0.96).
+TEST(EdgeLlmTreeBuilder, CostStopMeasuresStepsAgainstTheRealisedRate) {
+  ScriptedDrafter drafter({0.95f, 0.05f});
+  drafter.pass_seconds_ = 0.2e-3;
+  EdgeLlmTreeBuilder builder(config(1e-6f, /*pacer=*/false), 64, 20, "edgellm-nopacer");
+  ASSERT_EQ(build(builder, drafter, 64).size(), 20);
+  for (int rows = 1; rows <= 65; ++rows)
+    builder.latency_profile()->observe_verify(rows, 0, (100.0 + (rows - 1) * 0.01) * 1e-3);
+  TokenTree tree = build(builder, drafter, 64);
+  ASSERT_EQ(tree.size(), 20);
+  CycleStats fast;
+  fast.tree_nodes = tree.size();
+  fast.accepted = 9;
+  fast.draft_seconds = 1e-3;
+  fast.verify_seconds = 9e-3;
+  builder.observe(tree, fast);
+  const int32_t size = build(builder, drafter, 64).size();
+  EXPECT_GE(size, 4);
+  EXPECT_LE(size, 5);
+}
+
 TEST(EdgeLlmTreeBuilder, ContinuesACarriedTreeWithoutDraftingItAgain) {
   ScriptedDrafter drafter({0.9f, 0.1f});
   EdgeLlmTreeBuilder builder(config(0.3f, /*pacer=*/false), 64, 12, "edgellm");
