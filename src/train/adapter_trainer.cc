@@ -111,19 +111,13 @@ Result<AdapterTrainResult> train_adapter(const AdapterLayout& l, std::vector<flo
   std::vector<int32_t> ids(n * k);
   BatchSampler sampler(o.seed, n_win, B);
   Acts s;
-  LoopOptions lo;
-  lo.steps = o.steps;
-  lo.lr = o.lr;
-  lo.min_lr_ratio = 0.1f;
-  lo.warmup = o.steps / 10;
-  lo.clip = o.clip;
+  LoopOptions lo = head_loop_options(o.steps, o.lr, o.clip, "train-adapter");
   lo.checkpoint = o.checkpoint;
   lo.checkpoint_every = o.checkpoint_every;
   lo.resume = o.resume;
   lo.stop_after = o.stop_after;
   lo.identity = o.identity;
   lo.progress = o.progress;
-  lo.label = "train-adapter";
   lo.tokens_per_step = n;
   SF_ASSIGN_OR_RETURN(LoopResult loop,
                       run_train_loop(params, std::vector<uint8_t>(params.size(), 0), lo,

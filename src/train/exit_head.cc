@@ -74,13 +74,8 @@ double train_exit_head(ExitHead& head, const std::vector<float>& hidden, const T
   std::vector<int32_t> ids(B * k);
   std::vector<float> tl(B * k), lse(B);
   BatchSampler sampler(o.seed, rows, B);
-  LoopOptions lo;
-  lo.steps = o.steps;
-  lo.lr = o.lr;
-  lo.min_lr_ratio = 0.1f;
-  lo.warmup = o.steps / 10;
+  LoopOptions lo = head_loop_options(o.steps, o.lr, o.clip, "train");
   lo.weight_decay = o.weight_decay;
-  lo.clip = o.clip;
   auto loop = run_train_loop(head.params, decay, lo, [&](int64_t step, const float*, float* grad) {
     const std::vector<int64_t>& picked = sampler.batch(step);
     for (int64_t b = 0; b < B; ++b) {

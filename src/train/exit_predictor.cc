@@ -73,13 +73,7 @@ double train_predictor(ExitHead& head, const std::vector<float>& hidden, const T
   const int64_t B = std::min<int64_t>(o.batch_rows, rows);
   std::vector<float> x(B * E), xn, rstd, logits, dlogits(B * V);
   BatchSampler sampler(o.seed, rows, B);
-  LoopOptions lo;
-  lo.steps = o.steps;
-  lo.lr = o.lr;
-  lo.min_lr_ratio = 0.1f;
-  lo.warmup = o.steps / 10;
-  lo.clip = o.clip;
-  lo.label = "train-predictor";
+  LoopOptions lo = head_loop_options(o.steps, o.lr, o.clip, "train-predictor");
   auto loop = run_train_loop(
       head.params, std::vector<uint8_t>(head.params.size(), 0), lo, [&](int64_t step, const float*, float* grad) {
         const std::vector<int64_t>& picked = sampler.batch(step);

@@ -254,4 +254,15 @@ const std::vector<int64_t>& BatchSampler::batch(int64_t step) {
   return batch_;
 }
 
+LoopOptions head_loop_options(int64_t steps, float lr, float clip, std::string label) {
+  LoopOptions lo;
+  lo.steps = steps;
+  lo.lr = lr;
+  lo.min_lr_ratio = 0.1f;
+  lo.warmup = steps / 10;
+  lo.clip = clip;
+  lo.label = std::move(label);
+  return lo;
+}
+
 }  // namespace sf::train

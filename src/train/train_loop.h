@@ -45,6 +45,10 @@ struct LoopOptions {
   CheckpointIdentity identity;
 };
 
+// The schedule the small heads and adapters train with: a cosine from lr down to a tenth
+// of it, after a warm-up over the first tenth of the steps, gradients clipped at `clip`.
+LoopOptions head_loop_options(int64_t steps, float lr, float clip, std::string label);
+
 struct LoopResult {
   double final_loss = 0;  // mean loss of the last 20 steps (kept across a resume)
   double last_loss = 0;   // the last step's loss
