@@ -175,11 +175,12 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                      alpha_first, alpha_last, alpha_min, alpha_max);
       std::fprintf(stderr,
                    "provisional:      %llu tokens drafted during the target's I/O waits, %llu kept, %llu wasted; "
-                   "%.3f s of draft work in %.3f s of waits lent to it\n",
+                   "%.3f s of draft work in %.3f s of waits lent to it; lent in %llu of %llu cycles (measured)\n",
                    static_cast<unsigned long long>(sp.provisional_tokens),
                    static_cast<unsigned long long>(sp.provisional_kept),
                    static_cast<unsigned long long>(sp.provisional_tokens - sp.provisional_kept), sp.provisional_seconds,
-                   sp.provisional_lent_seconds);
+                   sp.provisional_lent_seconds, static_cast<unsigned long long>(sp.provisional_cycles),
+                   static_cast<unsigned long long>(sp.cycles));
     }
   }
   if (s.generated_tokens > 0)
@@ -243,6 +244,7 @@ std::string generation_stats_json(const GenerationStats& s, const Session& sessi
       {"rows_pruned", s.spec.rows_pruned},
       {"max_tree_nodes", s.spec.max_tree_nodes},
       {"verify_io_stall_seconds", s.spec.verify_io_stall_seconds},
+      {"provisional_cycles", s.spec.provisional_cycles},
       {"provisional_tokens", s.spec.provisional_tokens},
       {"provisional_kept", s.spec.provisional_kept},
       {"provisional_seconds", s.spec.provisional_seconds},

@@ -99,7 +99,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     // mid-step; a draft small enough to be worth running is fast on one core).
     if (spec.method == SpecConfig::Method::kEdgeLlm && spec.edgellm.provisional) {
       s.draft_pool_ = std::make_unique<ThreadPool>(spec.draft_threads > 0 ? spec.draft_threads : 1);
-      s.draft_worker_ = std::make_unique<BackgroundWorker>();
+      s.draft_worker_ = std::make_unique<BackgroundWorker>(BackgroundWorker::Priority::kIdle);
       s.compute_gate_ = std::make_unique<ComputeGate>();
     }
     // Mirror-SD drafts rollouts while the target computes: the draft's own thread group.

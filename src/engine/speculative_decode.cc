@@ -122,6 +122,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     ctx.context = target.n_past();
     ctx.sampling = sampling;
     ctx.draft_sampler = &draft_sampler;
+    ctx.hidden_draft_seconds = streamer_ ? streamer_->read_ahead_seconds() : 0;
     if (have_carried) {
       ctx.carried = &carried;
       cycle.carried_nodes = carried.tree.size();
@@ -220,6 +221,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
       cycle.provisional_kept = carry_provisional(drafter, *job, accepted, result.bonus, &carried, &drafter_committed);
       have_carried = drafter_committed && builder.accepts_carried();
       stats->spec.provisional_lent_seconds += lent;
+      ++stats->spec.provisional_cycles;
     }
     if (mirror) {
       SF_RETURN_IF_ERROR(

@@ -74,7 +74,7 @@ double EdgeLlmTreeBuilder::acceptance(int32_t parent, double p) const {
   return calibration_.calibrate(p, mass > 0 ? mass : 1.0);
 }
 
-EdgeLlmTreeBuilder::StepCost EdgeLlmTreeBuilder::step_cost(int rows, int context) const {
+EdgeLlmTreeBuilder::StepCost EdgeLlmTreeBuilder::step_cost(int rows, int context, double hidden_draft) const {
   StepCost c;
   // Without measurements of both sides there is nothing to weigh: the paper's rule alone.
   if (!config_.cost_stop || !profile_.has_verify_data() || profile_.draft_pass_seconds() <= 0) return c;
@@ -86,8 +86,16 @@ EdgeLlmTreeBuilder::StepCost EdgeLlmTreeBuilder::step_cost(int rows, int context
   const double one = profile_.verify_seconds(1, context);
   const double average = (profile_.verify_seconds(max_nodes_ + 1, context) - one) / max_nodes_;
   c.row = std::max(
-      {std::min(profile_.marginal_seconds(rows + 1, context), average), 0.1 * profile_.draft_row_seconds(), 1e-9});
-  c.draft = profile_.draft_pass_seconds() + profile_.draft_row_seconds();
+      {std::min(profile_.marginal_seconds(rows + 1, context), average), 0.1 * profile_.draft_pass_seconds(), 1e-9});
+  // While the target's first streamed units are still loading, a draft pass only fills
+  // time the cycle waits anyway: it costs what runs past the read-ahead, so where a pass is
+  // I/O-bound the tree grows while that is free (the paper's premise, one cycle early).
+  // A step's draft pass is charged what a one-row pass measures (draft_pass_seconds: every
+  // cycle runs some); the other leaves riding in the same pass are later steps' gain. The
+  // per-row part is measured only on multi-row passes, which small trees rarely run, so one
+  // slow sample of it could stay for good and keep every tree at a node or two.
+  const double pass = profile_.draft_pass_seconds();
+  c.draft = std::max(pass - std::max(hidden_draft - draft_spent_, 0.0), 0.0);
   // The rate a step must beat: the session's realised tokens per second (the long-run rate
   // is what a step competes with: the time it takes is time the next cycles do not get),
   // or this tree's expected rate before any cycle was measured. The tree's own rate alone
@@ -180,7 +188,8 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
     }
     // The cost stop: steps that would lower the cycle's expected rate are not candidates
     // (the root's first step always is).
-    const StepCost cost = tree->empty() ? StepCost{} : step_cost(tree->size() + 1, ctx.context);
+    const StepCost cost =
+        tree->empty() ? StepCost{} : step_cost(tree->size() + 1, ctx.context, ctx.hidden_draft_seconds);
     for (int32_t n = 0; n < tree->size(); ++n) {
       const TreeNode& node = tree->node(n);
       if (!tree->children(n).empty()) continue;
@@ -238,7 +247,7 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
 }
 
 bool EdgeLlmTreeBuilder::provisional_anchor(int32_t* leaf, const NodeDistribution** dist) const {
-  if (!config_.provisional || anchor_ == TokenTree::kRoot) return false;
+  if (!config_.provisional || !lending_.lending() || anchor_ == TokenTree::kRoot) return false;
   *leaf = anchor_;
   *dist = dist_of(anchor_);
   return true;
@@ -252,6 +261,7 @@ void EdgeLlmTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats)
     const double rate = (stats.accepted + 1) / cycle_seconds;
     realised_rate_ = realised_rate_ > 0 ? realised_rate_ + kRateEma * (rate - realised_rate_) : rate;
   }
+  if (config_.provisional) lending_.observe(stats.accepted + 1, cycle_seconds);
   if (!uses_alpha() || tree.empty() || stats.visited.empty()) return;
   // The last accepted node, and the most confident branch through it.
   const int32_t last = stats.visited[static_cast<size_t>(stats.accepted)].node;

@@ -36,6 +36,10 @@
 // costs tens of draft steps (the paper's regime) only near-hopeless steps are left out;
 // where it costs a few, trees stay small.
 //
+// Provisional drafting (paper III-D) is offered only while it measurably pays on this
+// session (provisional_switch.h): lending the target's I/O waits and not lending are
+// arms of a regret-budgeted selector over blocks of cycles.
+//
 // Children are always the drafter's top tokens (deterministic), so verification is
 // lossless under sampling too (each child is a one-hot draft; verifier.h).
 //
@@ -48,6 +52,7 @@
 #include <vector>
 
 #include "spec/acceptance_calibration.h"
+#include "spec/provisional_switch.h"
 #include "spec/spec_config.h"
 #include "spec/tree_builder.h"
 
@@ -72,6 +77,7 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   LatencyProfile* latency_profile() override { return &profile_; }
 
   double alpha() const { return alpha_; }
+  const ProvisionalSwitch& lending() const { return lending_; }
 
  private:
   bool uses_alpha() const { return config_.fallback && config_.token_threshold <= 0; }
@@ -99,7 +105,9 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
       return !active || conf / (row + (needs_draft ? draft : 0)) > rate;
     }
   };
-  StepCost step_cost(int rows, int context) const;
+  // `hidden_draft`: the cycle's drafting hidden behind the target's read-ahead
+  // (BuildContext::hidden_draft_seconds); a draft pass costs only what exceeds it.
+  StepCost step_cost(int rows, int context, double hidden_draft) const;
   // The calibrated chance that the target picks a token of draft probability p below
   // `parent` (LEVER's calibration, learned from this builder's verified rows).
   double acceptance(int32_t parent, double p) const;
@@ -126,6 +134,7 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   double realised_rate_ = 0;
   LatencyProfile profile_;
   AcceptanceCalibration calibration_;
+  ProvisionalSwitch lending_;  // whether provisional drafting pays on this session
 };
 
 }  // namespace sf

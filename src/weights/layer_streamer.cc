@@ -155,4 +155,12 @@ StreamStats LayerStreamer::stats() const {
   return s;
 }
 
+double LayerStreamer::read_ahead_seconds() const {
+  const StreamStats s = stats();
+  if (s.bytes_read == 0 || s.io_seconds <= 0) return 0;
+  uint64_t ahead = 0;
+  for (size_t i = 0; i < slots_.size(); ++i) ahead += spans_[order_[i]].size();
+  return static_cast<double>(ahead) * s.io_seconds / static_cast<double>(s.bytes_read);
+}
+
 }  // namespace sf

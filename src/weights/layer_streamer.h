@@ -61,6 +61,11 @@ class LayerStreamer : public LayerSource {
   void release_output() override;
 
   StreamStats stats() const;
+  // Seconds of I/O the ring does between two passes: the first streamed units of the next
+  // pass (as many as it has buffers) at the device's measured (or emulated) rate. Work done
+  // between passes (drafting) up to this long overlaps that I/O instead of adding to the
+  // cycle; 0 before anything was read.
+  double read_ahead_seconds() const;
   const char* backend_name() const { return reader_->backend_name(); }
   bool direct_io() const { return reader_->direct(); }
   bool emulated() const { return options_.emulated_bandwidth > 0; }

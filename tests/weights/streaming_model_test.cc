@@ -89,6 +89,32 @@ INSTANTIATE_TEST_SUITE_P(Budgets, StreamingBitIdentical, ::testing::ValuesIn(kCa
   return s;
 });
 
+// The read-ahead (what EdgeLLM's cost stop counts as free drafting): the bytes of the
+// ring's first units at the device's rate. At an emulated rate that rate is exact, so the
+// seconds halve when the rate doubles and equal bytes the ring can hold at that rate.
+TEST(StreamerReadAhead, IsTheRingsFirstUnitsAtTheDevicesRate) {
+  SessionOptions o;
+  o.model_path = test::shared_path("models/stories260K.gguf");
+  o.n_ctx = 64;
+  o.mem_budget = *MemoryBudget::parse("0%");
+  double seconds[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    o.io_bandwidth = (i + 1) * 10e6;
+    auto s = Session::create(o);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    std::vector<float> logits;
+    ASSERT_TRUE((*s)->evaluate({1, 2, 3}, false, &logits).ok());
+    const ResidencyPlan& plan = (*s)->plan();
+    ASSERT_EQ(plan.n_buffers, 2);
+    seconds[i] = (*s)->streamer()->read_ahead_seconds();
+    // Two units ahead, each at most a buffer and (stories260K's layers are alike) more
+    // than a quarter of one.
+    EXPECT_LE(seconds[i] * o.io_bandwidth, 2.0 * static_cast<double>(plan.buffer_bytes) + 1);
+    EXPECT_GT(seconds[i] * o.io_bandwidth, 0.5 * static_cast<double>(plan.buffer_bytes));
+  }
+  EXPECT_NEAR(seconds[0], 2 * seconds[1], 1e-9);
+}
+
 // A byte budget picks the largest pinned prefix that fits and reports its footprint.
 TEST(ResidencyPlanning, ByteBudgetFitsAndTooSmallBudgetNamesTheMinimum) {
   SessionOptions o;
