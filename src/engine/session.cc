@@ -96,7 +96,8 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     // Provisional generation drafts while the target's pool waits for weights, so the
     // draft gets a thread of its own (one by default: a pool's idle workers spin briefly
     // after each op, which would take cycles from the target whenever the gate closes
-    // mid-step; a draft small enough to be worth running is fast on one core).
+    // mid-step; a draft small enough to be worth running is fast on one core). Its worker
+    // runs at idle priority (background_worker.h): only cores nothing else wants.
     if (spec.method == SpecConfig::Method::kEdgeLlm && spec.edgellm.provisional) {
       s.draft_pool_ = std::make_unique<ThreadPool>(spec.draft_threads > 0 ? spec.draft_threads : 1);
       s.draft_worker_ = std::make_unique<BackgroundWorker>(BackgroundWorker::Priority::kIdle);
