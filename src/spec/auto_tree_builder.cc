@@ -1,6 +1,7 @@
 #include "spec/auto_tree_builder.h"
 
 #include "base/check.h"
+#include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
 #include "spec/static_tree_builder.h"
 
@@ -47,6 +48,14 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
   arms.push_back({"lever",
                   std::make_unique<FrontierTreeBuilder>(frontier_options(config, Objective::kGainPerCost, 0), "lever"),
                   prune});
+  // EdgeLLM's confidence-paced trees: the best policy where a pass costs tens of draft
+  // steps (docs/edgellm.md). Without provisional drafting: auto has no draft worker, and
+  // lending measured no gain on the pairs here.
+  EdgeLlmConfig edgellm = config.edgellm;
+  edgellm.provisional = false;
+  arms.push_back({"edgellm",
+                  std::make_unique<EdgeLlmTreeBuilder>(edgellm, config.max_tree_nodes, config.max_tree_depth, "edgellm"),
+                  false});
   arms.push_back({"chain:4", std::make_unique<StaticTreeBuilder>(std::vector<int>(4, 1), "chain:4"), false});
   arms.push_back({"chain:2", std::make_unique<StaticTreeBuilder>(std::vector<int>(2, 1), "chain:2"), false});
   arms.push_back({"chain:8", std::make_unique<StaticTreeBuilder>(std::vector<int>(8, 1), "chain:8"), false});

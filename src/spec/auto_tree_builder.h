@@ -7,7 +7,8 @@
 //
 // The arms (make_auto_arms):
 //  - with a draft model: plain, LEVER's gain/cost trees (with early-exit pruning when the
-//    session has a pruner), and chains of 2, 4 and 8 tokens;
+//    session has a pruner), EdgeLLM's confidence-paced trees (no provisional drafting),
+//    and chains of 2, 4 and 8 tokens;
 //  - without one: plain, and CoordGen's retrieval trees (node budgets 4 and 16).
 // Every arm's trees are verified by the same lossless verifier, so auto is lossless
 // whatever it picks; its choice depends only on past timings, never on the sampler's
