@@ -53,9 +53,9 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
   // lending measured no gain on the pairs here.
   EdgeLlmConfig edgellm = config.edgellm;
   edgellm.provisional = false;
-  arms.push_back({"edgellm",
-                  std::make_unique<EdgeLlmTreeBuilder>(edgellm, config.max_tree_nodes, config.max_tree_depth, "edgellm"),
-                  false});
+  arms.push_back(
+      {"edgellm",
+       std::make_unique<EdgeLlmTreeBuilder>(edgellm, config.max_tree_nodes, config.max_tree_depth, "edgellm"), false});
   arms.push_back({"chain:4", std::make_unique<StaticTreeBuilder>(std::vector<int>(4, 1), "chain:4"), false});
   arms.push_back({"chain:2", std::make_unique<StaticTreeBuilder>(std::vector<int>(2, 1), "chain:2"), false});
   arms.push_back({"chain:8", std::make_unique<StaticTreeBuilder>(std::vector<int>(8, 1), "chain:8"), false});

@@ -87,9 +87,9 @@ TEST_P(AutoGreedy, EqualsPlainDecodingAndTriesEveryPolicy) {
               static_cast<unsigned long long>(cycles), used.c_str());
   // The arms: plain, LEVER, EdgeLLM and chains with a draft model; plain and retrieval trees
   // without.
-  const std::set<std::string> expected = c.with_draft
-                                             ? std::set<std::string>{"plain", "lever", "edgellm", "chain:2", "chain:4", "chain:8"}
-                                             : std::set<std::string>{"plain", "coordgen:16", "coordgen:4"};
+  const std::set<std::string> expected =
+      c.with_draft ? std::set<std::string>{"plain", "lever", "edgellm", "chain:2", "chain:4", "chain:8"}
+                   : std::set<std::string>{"plain", "coordgen:16", "coordgen:4"};
   for (const auto& [name, n] : policy_cycles) EXPECT_TRUE(expected.count(name)) << "unknown policy " << name;
   EXPECT_TRUE(policy_cycles.count("plain")) << "plain decoding is always tried";
   EXPECT_GE(policy_cycles.size(), 2u) << "a drafting policy is tried";
