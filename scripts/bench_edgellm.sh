@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reproduces docs/edgellm.md: EdgeLLM, its ablations (paper fig. 22: pacer, fallback,
 # provisional generation each removed; and the cost stop, ours) and the baselines it compares with (SP = a
-# fixed-length chain, BiLD-style fixed confidence threshold, SpecInfer-style static tree),
+# fixed-length chain, BiLD-style fixed confidence threshold, SpecInfer-style static tree)
+# and `auto` (whose arms include EdgeLLM's trees),
 # one `specflash bench` run per storage setting, on (i) stories260K with its distilled
 # draft (real acceptance) and (ii) the synthetic 1.1B Llama with a synthetic draft (cost
 # only), at budgets 0% and 50%, on the real disk and with EMULATED 4 GB/s (UFS 4.0) and
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 out=bench-out/edgellm
 mkdir -p "$out"
 sf=build/specflash
-methods="flash-ar,chain:4,chain:8,bld,tree,edgellm,edgellm-nopacer,edgellm-nofallback,edgellm-noprovisional,edgellm-nocost"
+methods="flash-ar,chain:4,chain:8,bld,tree,edgellm,edgellm-nopacer,edgellm-nofallback,edgellm-noprovisional,edgellm-nocost,auto"
 # stories260K passes cost well under a millisecond outside the phone regime, where one run
 # moves by tens of percent: REPEAT (default 3) interleaved repetitions, medians and ranges.
 stories=(-m models/stories260K.gguf --draft models/stories260K-draft.gguf --tree-widths 3,2,1
