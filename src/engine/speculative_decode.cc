@@ -122,7 +122,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     ctx.context = target.n_past();
     ctx.sampling = sampling;
     ctx.draft_sampler = &draft_sampler;
-    ctx.hidden_draft_seconds = streamer_ ? streamer_->read_ahead_seconds() : 0;
+    ctx.hidden_draft_seconds = streamer_ ? streamer_->pending_io_seconds() : 0;
     if (have_carried) {
       ctx.carried = &carried;
       cycle.carried_nodes = carried.tree.size();

@@ -88,8 +88,8 @@ EdgeLlmTreeBuilder::StepCost EdgeLlmTreeBuilder::step_cost(int rows, int context
   c.row = std::max(
       {std::min(profile_.marginal_seconds(rows + 1, context), average), 0.1 * profile_.draft_pass_seconds(), 1e-9});
   // While the target's first streamed units are still loading, a draft pass only fills
-  // time the cycle waits anyway: it costs what runs past the read-ahead, so where a pass is
-  // I/O-bound the tree grows while that is free (the paper's premise, one cycle early).
+  // time the cycle waits anyway: it costs what runs past that pending I/O, so where a pass
+  // is I/O-bound the tree grows while that is free (the paper's premise, one cycle early).
   // A step's draft pass is charged what a one-row pass measures (draft_pass_seconds: every
   // cycle runs some); the other leaves riding in the same pass are later steps' gain. The
   // per-row part is measured only on multi-row passes, which small trees rarely run, so one

@@ -28,8 +28,8 @@
 // recent cycles. A step's expected tokens are the chance that its node is accepted (LEVER's
 // acceptance calibration, learned online from this builder's verified rows); its cost is one
 // more verification row and, for a leaf not drafted yet, a draft pass (both from the
-// measured profile; a pass only for what runs past the target's read-ahead, the I/O of the
-// next pass's first streamed units that overlaps this cycle's drafting). Before the first cycle the bar is the tree's
+// measured profile; a pass only for what runs past the target's pending read-ahead, the
+// I/O of the next pass's first streamed units still to come when drafting starts). Before the first cycle the bar is the tree's
 // own expected rate (1 + the sum of its nodes' chances over this cycle's draft time and a pass over its rows). A step
 // below the long-run rate lowers it (the marginal rule for maximising a renewal reward
 // rate); the tree's own rate would be the wrong bar, inflated by nodes carried in for free

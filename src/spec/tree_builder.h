@@ -37,9 +37,10 @@ struct BuildContext {
   int context = 0;        // committed tokens (the latency profile's context bucket)
   SamplingParams sampling;
   Sampler* draft_sampler = nullptr;  // i.i.d. drafts draw from it
-  // Seconds of the target's next-pass I/O that run while this cycle drafts (the streamer's
-  // read-ahead; 0 when the target is resident): drafting up to this long is hidden behind
-  // it, not added to the cycle (EdgeLLM's cost stop counts only the rest).
+  // Seconds of the target's next-pass I/O still to come when this cycle starts drafting
+  // (the streamer's read-ahead in flight; 0 when the target is resident): drafting up to
+  // this long is hidden behind it, not added to the cycle (EdgeLLM's cost stop counts only
+  // the rest).
   double hidden_draft_seconds = 0;
   // Work carried from the last cycle; only given to builders that accept it.
   const CarriedDrafts* carried = nullptr;

@@ -40,12 +40,18 @@ void LayerStreamer::submit(int64_t sequence) {
   slot.sequence = sequence;
   slot.ticket = reader_->submit(slot.buffer.data(), span.begin, span.size());
   slot.in_flight = true;
+  const double now = now_seconds();
   if (options_.emulated_bandwidth > 0) {
     // A device of the emulated rate serves reads one after another.
-    const double start = std::max(now_seconds(), emulated_free_at_);
+    const double start = std::max(now, emulated_free_at_);
     slot.emulated_ready = start + static_cast<double>(span.size()) / options_.emulated_bandwidth;
     emulated_free_at_ = slot.emulated_ready;
     stats_.io_seconds += static_cast<double>(span.size()) / options_.emulated_bandwidth;
+    io_done_at_ = emulated_free_at_;
+  } else if (stats_.bytes_read > 0) {
+    // The real device: the same serial model at the rate measured so far.
+    const double busy = reader_->busy_seconds();
+    if (busy > 0) io_done_at_ = std::max(now, io_done_at_) + static_cast<double>(span.size()) * busy / stats_.bytes_read;
   }
   stats_.bytes_read += span.size();
   ++stats_.units_read;
@@ -155,12 +161,6 @@ StreamStats LayerStreamer::stats() const {
   return s;
 }
 
-double LayerStreamer::read_ahead_seconds() const {
-  const StreamStats s = stats();
-  if (s.bytes_read == 0 || s.io_seconds <= 0) return 0;
-  uint64_t ahead = 0;
-  for (size_t i = 0; i < slots_.size(); ++i) ahead += spans_[order_[i]].size();
-  return static_cast<double>(ahead) * s.io_seconds / static_cast<double>(s.bytes_read);
-}
+double LayerStreamer::pending_io_seconds() const { return std::max(0.0, io_done_at_ - now_seconds()); }
 
 }  // namespace sf

@@ -61,11 +61,12 @@ class LayerStreamer : public LayerSource {
   void release_output() override;
 
   StreamStats stats() const;
-  // Seconds of I/O the ring does between two passes: the first streamed units of the next
-  // pass (as many as it has buffers) at the device's measured (or emulated) rate. Work done
-  // between passes (drafting) up to this long overlaps that I/O instead of adding to the
-  // cycle; 0 before anything was read.
-  double read_ahead_seconds() const;
+  // Seconds until the reads submitted so far complete: between two passes, the I/O of the
+  // next pass's first streamed units that is still to come. Work done now (drafting) up to
+  // this long overlaps that I/O instead of adding to the cycle. Emulated storage: exact;
+  // the real device: reads served one after another at the rate measured so far (0 before
+  // anything was read).
+  double pending_io_seconds() const;
   const char* backend_name() const { return reader_->backend_name(); }
   bool direct_io() const { return reader_->direct(); }
   bool emulated() const { return options_.emulated_bandwidth > 0; }
@@ -101,6 +102,7 @@ class LayerStreamer : public LayerSource {
   int64_t next_acquire_ = 0;  // sequence number the pass will acquire next
   int64_t next_submit_ = 0;
   double emulated_free_at_ = 0;
+  double io_done_at_ = 0;  // when the submitted reads are expected to be done (pending_io_seconds)
   StreamStats stats_;
   bool unit_held_ = false;
   IoStallListener* stall_listener_ = nullptr;
