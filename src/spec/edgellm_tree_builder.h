@@ -29,13 +29,12 @@
 // acceptance calibration, learned online from this builder's verified rows); its cost is one
 // more verification row and, for a leaf not drafted yet, a draft pass (both from the
 // measured profile; a pass only for what runs past the target's pending read-ahead, the
-// I/O of the next pass's first streamed units still to come when drafting starts). Before the first cycle the bar is the tree's
-// own expected rate (1 + the sum of its nodes' chances over this cycle's draft time and a pass over its rows). A step
-// below the long-run rate lowers it (the marginal rule for maximising a renewal reward
-// rate); the tree's own rate would be the wrong bar, inflated by nodes carried in for free
-// from provisional drafting. When no step pays, the tree goes to verification. Where a pass
-// costs tens of draft steps (the paper's regime) only near-hopeless steps are left out;
-// where it costs a few, trees stay small.
+// I/O of the next pass's first streamed units still to come when drafting starts). Before the first cycle the bar is
+// the tree's own expected rate (1 + the sum of its nodes' chances over this cycle's draft time and a pass over its
+// rows). A step below the long-run rate lowers it (the marginal rule for maximising a renewal reward rate); the tree's
+// own rate would be the wrong bar, inflated by nodes carried in for free from provisional drafting. When no step pays,
+// the tree goes to verification. Where a pass costs tens of draft steps (the paper's regime) only near-hopeless steps
+// are left out; where it costs a few, trees stay small.
 //
 // Provisional drafting (paper III-D) is offered only while it measurably pays on this
 // session (provisional_switch.h): lending the target's I/O waits and not lending are

@@ -51,7 +51,8 @@ void LayerStreamer::submit(int64_t sequence) {
   } else if (stats_.bytes_read > 0) {
     // The real device: the same serial model at the rate measured so far.
     const double busy = reader_->busy_seconds();
-    if (busy > 0) io_done_at_ = std::max(now, io_done_at_) + static_cast<double>(span.size()) * busy / stats_.bytes_read;
+    if (busy > 0)
+      io_done_at_ = std::max(now, io_done_at_) + static_cast<double>(span.size()) * busy / stats_.bytes_read;
   }
   stats_.bytes_read += span.size();
   ++stats_.units_read;
