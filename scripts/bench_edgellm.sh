@@ -8,7 +8,7 @@
 # only), at budgets 0% and 50%, on the real disk and with EMULATED 4 GB/s (UFS 4.0) and
 # 2 GB/s (UFS 3.1) storage, plus the scaled phone regime (EMULATED 25 MB/s: a stories260K
 # pass at 0% then costs ~40 draft steps, as an 8B Q4_0 target on UFS 4.0 does against a
-# ~0.5B draft). Writes bench-out/edgellm/*.md and *.json. About 26 minutes on 2 cores (measured at bd10cb3).
+# ~0.5B draft). Writes bench-out/edgellm/*.md and *.json. About 22 minutes on 2 cores (measured at cb4a64e).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-out/edgellm
