@@ -34,7 +34,7 @@ if [[ -n "${LLAMA_BENCH:-}" ]]; then
   [[ -x "$bench_bin" ]] || die "LLAMA_BENCH=$bench_bin is not an executable"
 else
   [[ $# -eq 1 ]] || die "usage: $0 LLAMA_CPP_CHECKOUT  (or LLAMA_BENCH=/path/to/llama-bench $0)"
-  src=$(cd "$1" && pwd) || die "no such directory: $1"
+  src=$(cd "$1" 2>/dev/null && pwd) || die "no such directory: $1"
   [[ -f "$src/CMakeLists.txt" && -d "$src/ggml" ]] || die "$src is not a llama.cpp checkout (no CMakeLists.txt and ggml/)"
   [[ -d "$src/tools/llama-bench" || -d "$src/examples/llama-bench" ]] || die "$src has no llama-bench sources"
   # CPU only, Release, tuned for this CPU (GGML_NATIVE), static so the binary does not pick
