@@ -62,6 +62,9 @@ for t in $types; do
 done
 
 # The two test groups, in the option spelling both tools share.
+# The load average before and after goes into the table's header: other jobs on the
+# machine slow both tools, and the reader should know how busy it was.
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 short=(-p 128,512 -n 64)
 deep=(-p 0 -n 64 -d 2048)
 for t in $types; do
@@ -75,9 +78,10 @@ for t in $types; do
   done
 done
 
-python3 - "$out" "$reps" "$threads" $types >"$out/side_by_side.md" <<'EOF'
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$out" "$reps" "$threads" "$load_before" "$load_after" $types >"$out/side_by_side.md" <<'EOF'
 import json, statistics, sys
-out, reps, threads, types = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+out, reps, threads, load_before, load_after, types = *sys.argv[1:6], sys.argv[6:]
 
 def name(n_prompt, n_gen, n_depth):
     s = f"pp{n_prompt}" if n_prompt > 0 else f"tg{n_gen}"
@@ -90,19 +94,20 @@ for t in types:
         with open(f"{out}/llama-{low}-{group}.json") as f:
             llama = json.load(f)
         with open(f"{out}/specflash-{low}-{group}.json") as f:
-            ours = {x["test"]: x["median_tokens_per_second"] for x in json.load(f)["tests"]}
+            ours = {x["test"]: x["tokens_per_second"] for x in json.load(f)["tests"]}
         for x in llama:
             build = build or f'{x.get("build_commit", "?")} (build {x.get("build_number", "?")})'
             test = name(x["n_prompt"], x["n_gen"], x.get("n_depth", 0))
-            ref = statistics.median(x["samples_ts"])
             sf = ours.get(test)
             if sf is None:
                 sys.exit(f"specflash has no {test} for {t}")
-            rows.append((t, test, ref, sf))
-print(f"llama.cpp {build}; {threads} threads; median of {reps} runs per tool after one warm-up\n")
-print("| model | test | llama.cpp t/s | specflash t/s | specflash / llama.cpp |")
-print("|---|---|---:|---:|---:|")
+            rows.append((t, test, x["samples_ts"], sf))
+print(f"llama.cpp {build}; {threads} threads; median of {reps} runs per tool after one warm-up; "
+      f"load average {load_before} before, {load_after} after\n")
+print("| model | test | llama.cpp t/s | (min-max) | specflash t/s | (min-max) | specflash / llama.cpp |")
+print("|---|---|---:|---:|---:|---:|---:|")
 for t, test, ref, sf in rows:
-    print(f"| {t} | {test} | {ref:.2f} | {sf:.2f} | {sf / ref:.2f}x |")
+    a, b = statistics.median(ref), statistics.median(sf)
+    print(f"| {t} | {test} | {a:.2f} | {min(ref):.1f}-{max(ref):.1f} | {b:.2f} | {min(sf):.1f}-{max(sf):.1f} | {b / a:.2f}x |")
 EOF
 cat "$out/side_by_side.md"
