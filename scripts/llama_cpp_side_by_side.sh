@@ -16,7 +16,6 @@
 # specflash's, then both at depth 2048), so load from other jobs falls on both alike.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$repo"
 threads=${THREADS:-2}
 reps=${REPS:-5}
 types=${TYPES:-"Q4_0 Q4_K_M Q8_0"}
@@ -28,13 +27,17 @@ die() {
   exit 1
 }
 
+# Paths the user gives are taken from the directory the script was started in; everything
+# else (OUT, the models, build/specflash) from the repository root.
 if [[ -n "${LLAMA_BENCH:-}" ]]; then
   [[ $# -eq 0 ]] || die "give either a llama.cpp checkout or LLAMA_BENCH, not both"
-  bench_bin=$LLAMA_BENCH
-  [[ -x "$bench_bin" ]] || die "LLAMA_BENCH=$bench_bin is not an executable"
+  [[ -f "$LLAMA_BENCH" && -x "$LLAMA_BENCH" ]] || die "LLAMA_BENCH=$LLAMA_BENCH is not an executable"
+  bench_bin=$(realpath "$LLAMA_BENCH")
+  cd "$repo"
 else
   [[ $# -eq 1 ]] || die "usage: $0 LLAMA_CPP_CHECKOUT  (or LLAMA_BENCH=/path/to/llama-bench $0)"
   src=$(cd "$1" 2>/dev/null && pwd) || die "no such directory: $1"
+  cd "$repo"
   [[ -f "$src/CMakeLists.txt" && -d "$src/ggml" ]] || die "$src is not a llama.cpp checkout (no CMakeLists.txt and ggml/)"
   [[ -d "$src/tools/llama-bench" || -d "$src/examples/llama-bench" ]] || die "$src has no llama-bench sources"
   # CPU only, Release, tuned for this CPU (GGML_NATIVE), static so the binary does not pick
