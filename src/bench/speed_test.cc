@@ -100,8 +100,8 @@ Result<SpeedResult> measure_speed(Session& session, const SpeedTest& test, int r
                                         /*all_rows=*/false, nullptr));
   SpeedResult result;
   result.test = test;
-  SF_ASSIGN_OR_RETURN(const double warm, run_once(session, test, bos, rng));
-  (void)warm;
+  // One untimed run first, as llama-bench does: pages, caches and the thread pool warm up.
+  SF_RETURN_IF_ERROR(run_once(session, test, bos, rng).status());
   for (int r = 0; r < repetitions; ++r) {
     SF_ASSIGN_OR_RETURN(const double s, run_once(session, test, bos, rng));
     result.seconds.push_back(s);
