@@ -10,6 +10,7 @@ int info_command(int argc, char** argv);
 int quantize_command(int argc, char** argv);
 int synth_command(int argc, char** argv);
 int profile_command(int argc, char** argv);
+int speed_command(int argc, char** argv);
 int train_predictor_command(int argc, char** argv);
 int train_adapter_command(int argc, char** argv);
 int serve_command(int argc, char** argv);

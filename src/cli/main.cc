@@ -36,6 +36,8 @@ const Subcommand kSubcommands[] = {
     {"distill", sf::cli::distill_command, "train a small draft model distilled from a target's top-K logits"},
     {"synth", sf::cli::synth_command, "write a deterministic random-weight model of any supported shape"},
     {"profile", sf::cli::profile_command, "measure verification latency per tree size (the profile LEVER uses)"},
+    {"speed", sf::cli::speed_command,
+     "measure prompt (ppN) and generation (tgN) tokens per second as llama-bench does"},
     {"train-predictor", sf::cli::train_predictor_command,
      "train LEVER's early-exit pruning predictor for a target (--lever-predictor)"},
     {"train-adapter", sf::cli::train_adapter_command,
