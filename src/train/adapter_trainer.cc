@@ -215,8 +215,8 @@ Result<AdapterReport> run_train_adapter(const AdapterPipelineOptions& o) {
   const std::vector<int32_t> train_win(stream.begin(), stream.begin() + n_train * o.seq_len);
   const std::vector<int32_t> held_win(stream.begin() + n_train * o.seq_len, stream.begin() + n_win * o.seq_len);
   TeacherData t_train, t_held;
-  SF_RETURN_IF_ERROR(
-      compute_teacher_signal(*target, train_win, o.seq_len, o.top_k, &t_train, o.train.progress, "teacher"));
+  SF_RETURN_IF_ERROR(compute_teacher_signal(*target, train_win, o.seq_len, o.top_k, &t_train, o.train.progress, "train",
+                                            "train-adapter"));
   SF_RETURN_IF_ERROR(compute_teacher_signal(*target, held_win, o.seq_len, o.top_k, &t_held, false, ""));
   ThreadPool& pool = target->pool();
   const Model& model = target->model();

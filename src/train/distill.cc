@@ -43,7 +43,7 @@ std::vector<int32_t> windows_of(const std::vector<std::vector<int32_t>>& stories
 
 // The progress lines matter: the teacher pass over a big corpus with a large target takes minutes.
 Status compute_teacher_signal(Session& target, const std::vector<int32_t>& windows, int seq_len, int k,
-                              TeacherData* out, bool progress, const char* what) {
+                              TeacherData* out, bool progress, const char* what, const char* command) {
   const auto started = std::chrono::steady_clock::now();
   auto last_line = started;
   out->seq_len = seq_len;
@@ -63,7 +63,7 @@ Status compute_teacher_signal(Session& target, const std::vector<int32_t>& windo
     const auto now = std::chrono::steady_clock::now();
     if (progress && now - last_line >= std::chrono::seconds(1)) {
       last_line = now;
-      std::fprintf(stderr, "distill: teacher pass (%s): %lld/%lld windows, %.0f s\n", what,
+      std::fprintf(stderr, "%s: teacher pass (%s): %lld/%lld windows, %.0f s\n", command, what,
                    static_cast<long long>(w + 1), static_cast<long long>(n_win),
                    std::chrono::duration<double>(now - started).count());
     }
@@ -85,7 +85,7 @@ Status compute_teacher_signal(Session& target, const std::vector<int32_t>& windo
   // A last line whatever the pass took: a short pass prints no periodic line, and the user
   // still learns it finished and how long it took.
   if (progress)
-    std::fprintf(stderr, "distill: teacher pass (%s): %lld/%lld windows, %.1f s, done\n", what,
+    std::fprintf(stderr, "%s: teacher pass (%s): %lld/%lld windows, %.1f s, done\n", command, what,
                  static_cast<long long>(n_win), static_cast<long long>(n_win),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return Status::Ok();

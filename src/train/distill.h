@@ -51,9 +51,11 @@ Result<DistillReport> run_distill(const DistillOptions& options);
 
 // The target's top-K logits (descending) and full logsumexp at every position of every
 // seq_len window of `windows` (each window evaluated from position 0 after a reset).
-// progress: a stderr line per second of work, labelled with `what`.
+// progress: a stderr line per second of work, "<command>: teacher pass (<what>): ...", so
+// each trainer's lines carry its own command name.
 Status compute_teacher_signal(Session& target, const std::vector<int32_t>& windows, int seq_len, int k,
-                              TeacherData* out, bool progress = false, const char* what = "");
+                              TeacherData* out, bool progress = false, const char* what = "",
+                              const char* command = "distill");
 
 // Reads the stories of the given files/directories (see above), in order.
 Result<std::vector<std::string>> read_stories(const std::vector<std::string>& paths);

@@ -186,7 +186,8 @@ Result<PredictorReport> run_train_predictor(const PredictorPipelineOptions& o) {
   const std::vector<int32_t> held_win(stream.begin() + n_train * o.seq_len, stream.begin() + n_win * o.seq_len);
 
   TeacherData t_train, t_held;
-  SF_RETURN_IF_ERROR(compute_teacher_signal(*target, train_win, o.seq_len, o.top_k, &t_train, o.progress, "teacher"));
+  SF_RETURN_IF_ERROR(
+      compute_teacher_signal(*target, train_win, o.seq_len, o.top_k, &t_train, o.progress, "train", "train-predictor"));
   SF_RETURN_IF_ERROR(compute_teacher_signal(*target, held_win, o.seq_len, o.top_k, &t_held, false, ""));
   std::vector<int32_t> c_train, c_held;
   if (!o.draft_path.empty()) {

@@ -1,5 +1,6 @@
-// distill's teacher pass (the target's forward pass over every training window) reports
-// progress once a second instead of sitting silent for minutes on a large target.
+// The teacher pass (the target's forward pass over every training window, in distill and
+// train-adapter) reports progress once a second instead of sitting silent for minutes on a
+// large target.
 #include <gtest/gtest.h>
 
 #include "gguf/per_test_scratch.h"
@@ -21,6 +22,20 @@ TEST(Progress, DistillTeacherPassReportsProgress) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("distill: teacher pass (train): "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(" windows, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(", done\n"), std::string::npos) << r.err;
+}
+
+// The other trainers share the teacher pass; its lines name the command that runs it.
+TEST(Progress, TrainAdapterTeacherPassNamesItsCommand) {
+  const std::string dir = sf::test::per_test_scratch_dir();
+  const auto r =
+      sf::test::run_specflash({"train-adapter", "--target", sf::test::source_path("models/stories260K.gguf"), "--layer",
+                               "1", "--out", dir + "/adapter.gguf", "--data",
+                               sf::test::shared_path("datasets/tinystories"), "--max-windows", "16", "--steps", "1"},
+                              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("train-adapter: teacher pass (train): "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("distill: teacher pass"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(", done\n"), std::string::npos) << r.err;
 }
 
