@@ -6,9 +6,10 @@
 // ahead. Where the draft's step is tiny next to a pass and the drafting between passes is
 // already hidden behind the streamer's read-ahead, lending saves almost nothing, while the
 // hand-over (the worker's wake-up, its cancelled step, the carried chain's shape) costs a
-// little every cycle; on 2 cores that made EdgeLLM 5-10% slower than without it
-// (docs/edgellm.md). Whether lending pays depends on the draft, the storage and the cores,
-// so it is measured on this session: the two choices are arms of an ArmSelector (the
+// little every cycle; on 2 cores, stories260K runs with lending ranged from somewhat slower
+// to somewhat faster than without (docs/edgellm.md, the `edgellm-noprovisional` rows).
+// Whether lending pays depends on the draft, the storage and the cores, so it is measured
+// on this session: the two choices are arms of an ArmSelector (the
 // regret-budgeted selector `auto` uses), each run for blocks of kBlockCycles cycles, since
 // lending in one cycle pays off in the next one's drafting (its carried tokens) and a block
 // keeps both halves in the same arm's measurement. Lending is tried first.
