@@ -47,7 +47,6 @@ void LayerStreamer::submit(int64_t sequence) {
     slot.emulated_ready = start + static_cast<double>(span.size()) / options_.emulated_bandwidth;
     emulated_free_at_ = slot.emulated_ready;
     stats_.io_seconds += static_cast<double>(span.size()) / options_.emulated_bandwidth;
-    io_done_at_ = emulated_free_at_;
   } else if (stats_.bytes_read > 0) {
     // The real device: the same serial model at the rate measured so far.
     const double busy = reader_->busy_seconds();
@@ -162,6 +161,9 @@ StreamStats LayerStreamer::stats() const {
   return s;
 }
 
-double LayerStreamer::pending_io_seconds() const { return std::max(0.0, io_done_at_ - now_seconds()); }
+double LayerStreamer::pending_io_seconds() const {
+  const double done_at = options_.emulated_bandwidth > 0 ? emulated_free_at_ : io_done_at_;
+  return std::max(0.0, done_at - now_seconds());
+}
 
 }  // namespace sf

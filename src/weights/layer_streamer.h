@@ -102,7 +102,7 @@ class LayerStreamer : public LayerSource {
   int64_t next_acquire_ = 0;  // sequence number the pass will acquire next
   int64_t next_submit_ = 0;
   double emulated_free_at_ = 0;
-  double io_done_at_ = 0;  // when the submitted reads are expected to be done (pending_io_seconds)
+  double io_done_at_ = 0;  // real device: when the submitted reads are expected to be done
   StreamStats stats_;
   bool unit_held_ = false;
   IoStallListener* stall_listener_ = nullptr;
