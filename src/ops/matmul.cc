@@ -13,6 +13,11 @@ uint8_t* MatmulScratch::reserve(size_t bytes) {
   return buf_.data();
 }
 
+uint8_t* MatmulScratch::reserve_prepared(size_t bytes) {
+  if (prepared_.size() < bytes) prepared_.resize(bytes);
+  return prepared_.data();
+}
+
 GgmlType matmul_activation_type(GgmlType weight_type) { return default_activation_type(weight_type); }
 
 void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y, int64_t y_stride,
@@ -31,7 +36,15 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_s
 
   // Several tokens: the tile kernel (Q4_0/Q5_0/Q8_0) decodes each weight block once for a
   // tile of tokens; bit-identical to dot_rows, so the batch size still changes nothing.
-  const DotTileFn tile = n_tokens > 1 ? find_dot_tile(w.type, act_type) : nullptr;
+  DotTile tile = n_tokens > 1 ? find_dot_tile(w.type, act_type) : DotTile{};
+  if (n_tokens < tile.min_act_rows) tile = DotTile{};
+  const uint8_t* tile_act = act;
+  if (tile && tile.prepare) {
+    // The tile's own activation layout, made once here for every row block below.
+    uint8_t* prepared = scratch.reserve_prepared(tile.prepared_bytes(n_tokens, w.cols));
+    tile.prepare(act, act_row_bytes, n_tokens, w.cols, prepared);
+    tile_act = prepared;
+  }
 
   // Rows in blocks so a block of weights stays in cache while every token uses it.
   constexpr int64_t kRowBlock = 16;
@@ -41,7 +54,7 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_s
         for (int64_t r0 = begin; r0 < end; r0 += kRowBlock) {
           const int64_t r1 = std::min(end, r0 + kRowBlock);
           if (tile) {
-            tile(w.row(r0), w.row_stride, r1 - r0, act, act_row_bytes, n_tokens, w.cols, y + r0, y_stride);
+            tile.run(w.row(r0), w.row_stride, r1 - r0, tile_act, act_row_bytes, n_tokens, w.cols, y + r0, y_stride);
             continue;
           }
           for (int64_t t = 0; t < n_tokens; ++t) {

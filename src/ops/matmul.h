@@ -33,10 +33,14 @@ struct WeightMatrix {
 // Reusable scratch for quantised activations (grows on demand; one per forward pass).
 class MatmulScratch {
  public:
+  // The quantised activations.
   uint8_t* reserve(size_t bytes);
+  // A tile kernel's own layout of them (DotTile::prepare).
+  uint8_t* reserve_prepared(size_t bytes);
 
  private:
   std::vector<uint8_t> buf_;
+  std::vector<uint8_t> prepared_;
 };
 
 // y[t, r] = sum_c w[r, c] * x[t, c] for t < n_tokens, r < w.rows.

@@ -19,8 +19,12 @@
 #include "hwy/highway.h"
 #include "quant/legacy_traits-inl.h"
 #include "quant/simd_common-inl.h"
+#include "quant/vnni_q-inl.h"
 
 HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL
+#pragma GCC target("avx512vnni")  // the kernels of vnni_q-inl.h inline only into VNNI code
+#endif
 namespace sf::quant::HWY_NAMESPACE {
 
 #if HWY_TARGET != HWY_SCALAR
@@ -120,8 +124,33 @@ void DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, int64_
   for (; r < n_rows; ++r) DotRowsT<T, 1>(wp + r * stride, stride, x, n, out + r);
 }
 
+#if HWY_TARGET == HWY_AVX3_DL
+// The VNNI path (vnni_q-inl.h), which the tiles of this target match bit for bit.
+template <class T>
+float VnniDot(const void* w, const void* x, int64_t n) {
+  SF_CHECK(n % kQK == 0, "dot of %lld elements: not whole blocks", static_cast<long long>(n));
+  float out;
+  VnniDotRowsT<VnniFormat<T>, 1>(static_cast<const uint8_t*>(w), 0, static_cast<const BlockQ8_0*>(x), n / kQK, &out,
+                                 false);
+  return out;
+}
+
+template <class T>
+void VnniDotRows(const void* w, size_t stride, int64_t n_rows, const void* x, int64_t n, float* out) {
+  SF_CHECK(n % kQK == 0, "dot of %lld elements: not whole blocks", static_cast<long long>(n));
+  const auto* wp = static_cast<const uint8_t*>(w);
+  const auto* xb = static_cast<const BlockQ8_0*>(x);
+  int64_t r = 0;
+  for (; r + 4 <= n_rows; r += 4) VnniDotRowsT<VnniFormat<T>, 4>(wp + r * stride, stride, xb, n / kQK, out + r, true);
+  for (; r < n_rows; ++r) VnniDotRowsT<VnniFormat<T>, 1>(wp + r * stride, stride, xb, n / kQK, out + r, false);
+}
+#endif
+
 template <class T>
 constexpr DotKernel Entry(GgmlType w, GgmlType a) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if constexpr (kVnni<T>) return DotKernel{w, a, nullptr, &VnniDot<T>, &VnniDotRows<T>};
+#endif
   return DotKernel{w, a, nullptr, &Dot<T>, &DotRows<T>};
 }
 

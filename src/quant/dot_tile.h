@@ -21,10 +21,25 @@ namespace sf {
 using DotTileFn = void (*)(const void* weight, size_t row_stride, int64_t n_rows, const void* act, size_t act_stride,
                            int64_t n_act, int64_t n, float* out, int64_t out_stride);
 
+// A tile kernel. Some read the activations in a layout of their own (the VNNI kernels put 16
+// activation rows side by side in each vector): then `prepare` converts the n_act quantised
+// rows once per matmul into prepared_bytes(n_act, n) bytes of scratch, and `run` is called
+// on that buffer (any act_stride) instead of the rows. Without `prepare`, run reads the rows.
+struct DotTile {
+  DotTileFn run = nullptr;
+  size_t (*prepared_bytes)(int64_t n_act, int64_t n) = nullptr;
+  void (*prepare)(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) = nullptr;
+  // The batch size from which the tile is faster than dot_rows once per activation row
+  // (both are bit-identical, so the choice is free).
+  int64_t min_act_rows = 2;
+
+  explicit operator bool() const { return run != nullptr; }
+};
+
 // The tile kernel of a (weight, activation) pair on the best instruction set: Q4_0, Q5_0 and
-// Q8_0 weights with Q8_0 activations; nullptr for other pairs (callers fall back to dot_rows).
-DotTileFn find_dot_tile(GgmlType weight_type, GgmlType activation_type);
+// Q8_0 weights with Q8_0 activations; empty for other pairs (callers fall back to dot_rows).
+DotTile find_dot_tile(GgmlType weight_type, GgmlType activation_type);
 // The same compiled for one target of dot_kernel_targets() (for tests).
-DotTileFn find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target);
+DotTile find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target);
 
 }  // namespace sf

@@ -19,8 +19,12 @@
 #include "hwy/highway.h"
 #include "quant/legacy_traits-inl.h"
 #include "quant/simd_common-inl.h"
+#include "quant/vnni_q-inl.h"
 
 HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL
+#pragma GCC target("avx512vnni")  // the kernels of vnni_q-inl.h inline only into VNNI code
+#endif
 namespace sf::quant::HWY_NAMESPACE {
 
 #if HWY_TARGET != HWY_SCALAR
@@ -131,23 +135,35 @@ void Tile(const void* weight, size_t row_stride, int64_t n_rows, const void* act
   }
 }
 
-DotTileFn GetTile(GgmlType weight_type, GgmlType activation_type) {
-  if (activation_type != GgmlType::Q8_0) return nullptr;
+template <class T>
+DotTile Entry() {
+#if HWY_TARGET == HWY_AVX3_DL
+  // This target's dot of these formats is the VNNI chain, which only the VNNI tile matches.
+  // A panel computes 16 activation rows whatever the batch: below kVnniMinRows the one-row
+  // kernel per activation row is faster (attention_bench model, 1.1B Q4_0).
+  if constexpr (kVnni<T>)
+    return DotTile{&VnniTileRun<VnniFormat<T>>, &VnniPreparedBytes, &VnniPrepare<VnniFormat<T>>, kVnniMinRows};
+#endif
+  return DotTile{&Tile<T>, nullptr, nullptr};
+}
+
+DotTile GetTile(GgmlType weight_type, GgmlType activation_type) {
+  if (activation_type != GgmlType::Q8_0) return DotTile{};
   switch (weight_type) {
     case GgmlType::Q4_0:
-      return &Tile<Q4_0Traits>;
+      return Entry<Q4_0Traits>();
     case GgmlType::Q5_0:
-      return &Tile<Q5_0Traits>;
+      return Entry<Q5_0Traits>();
     case GgmlType::Q8_0:
-      return &Tile<Q8_0Traits>;
+      return Entry<Q8_0Traits>();
     default:
-      return nullptr;
+      return DotTile{};
   }
 }
 
 #else  // HWY_SCALAR: no tiles; matmul uses the reference dot kernels row by row.
 
-DotTileFn GetTile(GgmlType, GgmlType) { return nullptr; }
+DotTile GetTile(GgmlType, GgmlType) { return DotTile{}; }
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -160,11 +176,11 @@ namespace quant {
 HWY_EXPORT(GetTile);
 }  // namespace quant
 
-DotTileFn find_dot_tile(GgmlType weight_type, GgmlType activation_type) {
+DotTile find_dot_tile(GgmlType weight_type, GgmlType activation_type) {
   return quant::pick_target(quant::HWY_DISPATCH_TABLE(GetTile), 0)(weight_type, activation_type);
 }
 
-DotTileFn find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target) {
+DotTile find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target) {
   return quant::pick_target(quant::HWY_DISPATCH_TABLE(GetTile), target)(weight_type, activation_type);
 }
 

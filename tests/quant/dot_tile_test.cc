@@ -22,20 +22,32 @@ uint32_t bits(float f) {
 }
 
 TEST(DotTile, OnlyTheBlockFormatsWithoutMinimumHaveTiles) {
-  EXPECT_NE(find_dot_tile(GgmlType::Q4_0, GgmlType::Q8_0), nullptr);
-  EXPECT_NE(find_dot_tile(GgmlType::Q5_0, GgmlType::Q8_0), nullptr);
-  EXPECT_NE(find_dot_tile(GgmlType::Q8_0, GgmlType::Q8_0), nullptr);
-  EXPECT_EQ(find_dot_tile(GgmlType::Q4_1, GgmlType::Q8_1), nullptr);
-  EXPECT_EQ(find_dot_tile(GgmlType::Q4_K, GgmlType::Q8_K), nullptr);
-  EXPECT_EQ(find_dot_tile(GgmlType::F16, GgmlType::F16), nullptr);
-  EXPECT_EQ(find_dot_tile(GgmlType::Q4_0, GgmlType::F32), nullptr);
+  EXPECT_TRUE(find_dot_tile(GgmlType::Q4_0, GgmlType::Q8_0));
+  EXPECT_TRUE(find_dot_tile(GgmlType::Q5_0, GgmlType::Q8_0));
+  EXPECT_TRUE(find_dot_tile(GgmlType::Q8_0, GgmlType::Q8_0));
+  EXPECT_FALSE(find_dot_tile(GgmlType::Q4_1, GgmlType::Q8_1));
+  EXPECT_FALSE(find_dot_tile(GgmlType::Q4_K, GgmlType::Q8_K));
+  EXPECT_FALSE(find_dot_tile(GgmlType::F16, GgmlType::F16));
+  EXPECT_FALSE(find_dot_tile(GgmlType::Q4_0, GgmlType::F32));
+}
+
+// Runs a tile as matmul does: through its own activation layout when it has one.
+void run_tile(const DotTile& tile, const uint8_t* w, size_t w_stride, int64_t n_rows, const uint8_t* x, size_t x_stride,
+              int64_t n_act, int64_t n, float* out, int64_t out_stride) {
+  if (!tile.prepare) {
+    tile.run(w, w_stride, n_rows, x, x_stride, n_act, n, out, out_stride);
+    return;
+  }
+  std::vector<uint8_t> prepared(tile.prepared_bytes(n_act, n));
+  tile.prepare(x, x_stride, n_act, n, prepared.data());
+  tile.run(w, w_stride, n_rows, prepared.data(), x_stride, n_act, n, out, out_stride);
 }
 
 TEST(DotTile, BitIdenticalToDotAndCloseToReferenceOnEveryTarget) {
   for (int64_t target : dot_kernel_targets()) {
     for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0}) {
-      const DotTileFn tile = find_dot_tile_for_target(type, GgmlType::Q8_0, target);
-      if (tile == nullptr) {
+      const DotTile tile = find_dot_tile_for_target(type, GgmlType::Q8_0, target);
+      if (!tile) {
         EXPECT_EQ(dot_kernel_target_name(target), "SCALAR");
         continue;
       }
@@ -44,7 +56,9 @@ TEST(DotTile, BitIdenticalToDotAndCloseToReferenceOnEveryTarget) {
       ASSERT_NE(kernel, nullptr);
       ASSERT_NE(ref, nullptr);
       for (int64_t n : {32, 64, 96, 160, 2080}) {
-        const int64_t max_rows = 13, max_act = 9;
+        // Up to 35 activation rows: the VNNI tiles put 16 side by side, so 16, 17 and 35
+        // cover full, partial and several panels.
+        const int64_t max_rows = 13, max_act = 35;
         const size_t w_stride = row_bytes(type, n), x_stride = row_bytes(GgmlType::Q8_0, n);
         std::vector<uint8_t> w(w_stride * max_rows), x(x_stride * max_act);
         for (int64_t r = 0; r < max_rows; ++r) {
@@ -56,10 +70,10 @@ TEST(DotTile, BitIdenticalToDotAndCloseToReferenceOnEveryTarget) {
           kernel->quantize_activation(f.data(), x.data() + c * x_stride, n);
         }
         for (int64_t n_rows : {1, 3, 4, 5, 8, 13}) {
-          for (int64_t n_act : {1, 2, 3, 4, 5, 7, 9}) {
+          for (int64_t n_act : {1, 2, 3, 4, 5, 7, 9, 16, 17, 35}) {
             const int64_t out_stride = n_rows + 3;  // a stride wider than the rows written
             std::vector<float> out(out_stride * n_act, -1.0f);
-            tile(w.data(), w_stride, n_rows, x.data(), x_stride, n_act, n, out.data(), out_stride);
+            run_tile(tile, w.data(), w_stride, n_rows, x.data(), x_stride, n_act, n, out.data(), out_stride);
             std::vector<float> want, want_ref, got;
             for (int64_t c = 0; c < n_act; ++c) {
               for (int64_t r = 0; r < n_rows; ++r) {
