@@ -2,10 +2,10 @@
 // the one-row kernels (dot_simd_k.cc) and the multi-row tile kernels (dot_tile_k.cc), which
 // must compute identical floats. A step takes super-block i of R weight rows and C activation
 // rows: everything that depends on one weight row only (scales, unpacked levels) is decoded
-// once and used for the C activation rows, everything that depends on one activation row
-// only (widened values, group sums) once for the R weight rows. The dot of a (weight row,
-// activation row) pair is the same integer sum, converted and multiply-added into its own
-// accumulator with the same operations, whatever R and C are: dot is the step with R = C = 1.
+// once and used for the C activation rows, the widened activations (and Q4_K/Q5_K's paired
+// group sums) once for the R weight rows. The dot of a (weight row, activation row) pair is
+// the same integer sum, converted and multiply-added into its own accumulator with the same
+// operations, whatever R and C are: dot is the step with R = C = 1.
 // Re-included once per Highway target through foreach_target.h, hence the toggle guard.
 //
 // Per 256-element super-block the weights are unpacked to unsigned int16 levels and dotted
