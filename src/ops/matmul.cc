@@ -34,8 +34,9 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_s
       kernel->quantize_activation(x + t * x_stride, act + static_cast<size_t>(t) * act_row_bytes, w.cols);
   });
 
-  // Several tokens: the tile kernel (Q4_0/Q5_0/Q8_0) decodes each weight block once for a
-  // tile of tokens; bit-identical to dot_rows, so the batch size still changes nothing.
+  // Several tokens: the tile kernel (Q4_0/Q5_0/Q8_0, Q2_K..Q6_K) decodes each weight block
+  // once for a tile of tokens; bit-identical to dot_rows, so the batch size still changes
+  // nothing.
   DotTile tile = n_tokens > 1 ? find_dot_tile(w.type, act_type) : DotTile{};
   if (n_tokens < tile.min_act_rows) tile = DotTile{};
   const uint8_t* tile_act = act;

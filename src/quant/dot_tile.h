@@ -4,9 +4,10 @@
 // verification), where the decoding, not the memory traffic, is the cost.
 //
 // Bit-identical to DotKernel::dot of the same pair for every (weight row, activation row):
-// the same per-block integer dot, the same scale multiplies and the same two round-robin
-// accumulators (even blocks, odd blocks) summed the same way, so a batch verifying a token
-// tree computes exactly the floats of decoding one token at a time.
+// the same per-block integer dot, the same scale multiplies and the same accumulators (two
+// round-robin ones for the legacy formats, one plus the mins for the K-quants) summed the
+// same way, so a batch verifying a token tree computes exactly the floats of decoding one
+// token at a time.
 #pragma once
 
 #include <cstddef>
@@ -37,7 +38,8 @@ struct DotTile {
 };
 
 // The tile kernel of a (weight, activation) pair on the best instruction set: Q4_0, Q5_0 and
-// Q8_0 weights with Q8_0 activations; empty for other pairs (callers fall back to dot_rows).
+// Q8_0 weights with Q8_0 activations (dot_tile_q.cc), Q2_K..Q6_K with Q8_K activations
+// (dot_tile_k.cc); empty for other pairs (callers fall back to dot_rows).
 DotTile find_dot_tile(GgmlType weight_type, GgmlType activation_type);
 // The same compiled for one target of dot_kernel_targets() (for tests).
 DotTile find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target);

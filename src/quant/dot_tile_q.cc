@@ -171,17 +171,22 @@ DotTile GetTile(GgmlType, GgmlType) { return DotTile{}; }
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "quant/dot_tile_k.h"
+
 namespace sf {
 namespace quant {
 HWY_EXPORT(GetTile);
 }  // namespace quant
 
+// The legacy formats' tiles (this file), else the K-quants' (dot_tile_k.cc).
 DotTile find_dot_tile(GgmlType weight_type, GgmlType activation_type) {
-  return quant::pick_target(quant::HWY_DISPATCH_TABLE(GetTile), 0)(weight_type, activation_type);
+  return find_dot_tile_for_target(weight_type, activation_type, 0);
 }
 
 DotTile find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target) {
-  return quant::pick_target(quant::HWY_DISPATCH_TABLE(GetTile), target)(weight_type, activation_type);
+  const DotTile legacy = quant::pick_target(quant::HWY_DISPATCH_TABLE(GetTile), target)(weight_type, activation_type);
+  if (legacy) return legacy;
+  return DotTile{quant::k_dot_tile(weight_type, activation_type, target)};
 }
 
 }  // namespace sf

@@ -92,21 +92,26 @@ INSTANTIATE_TEST_SUITE_P(AllWeightTypes, MatmulVsReference,
                          [](const auto& info) { return std::string(type_name(info.param.type)); });
 
 TEST(Matmul, BatchInvariantAndThreadInvariant) {
-  // Q4_0/Q5_0/Q8_0 batches take the tile kernels (9 tokens: full tiles and a remainder).
-  for (GgmlType type :
-       {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
-    const int64_t cols = 512, rows = 37, n_tokens = 9;
-    OwnedMatrix m = make_matrix(type, rows, cols, 11);
-    const auto x = random_floats(static_cast<size_t>(n_tokens * cols), 3);
-    ThreadPool pool2(2), pool1(1);
-    MatmulScratch scratch;
-    std::vector<float> batched(n_tokens * rows);
-    matmul(m.view, x.data(), n_tokens, cols, batched.data(), rows, pool2, scratch);
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      std::vector<float> single(rows);
-      matmul(m.view, x.data() + t * cols, 1, cols, single.data(), rows, pool1, scratch);
-      for (int64_t r = 0; r < rows; ++r)
-        ASSERT_EQ(single[r], batched[t * rows + r]) << type_name(type) << " token " << t << " row " << r;
+  // Q4_0/Q5_0/Q8_0 and the K-quant batches take the tile kernels (9 tokens: full tiles and a
+  // remainder; 37 rows: full row tiles and a remainder), the other types dot_rows per token.
+  // 512 and 768 columns: even and odd K-quant super-block counts.
+  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q2_K,
+                        GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+    for (int64_t cols : {512, 768}) {
+      const int64_t rows = 37, n_tokens = 9;
+      OwnedMatrix m = make_matrix(type, rows, cols, 11);
+      const auto x = random_floats(static_cast<size_t>(n_tokens * cols), 3);
+      ThreadPool pool2(2), pool1(1);
+      MatmulScratch scratch;
+      std::vector<float> batched(n_tokens * rows);
+      matmul(m.view, x.data(), n_tokens, cols, batched.data(), rows, pool2, scratch);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        std::vector<float> single(rows);
+        matmul(m.view, x.data() + t * cols, 1, cols, single.data(), rows, pool1, scratch);
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_EQ(single[r], batched[t * rows + r])
+              << type_name(type) << " cols " << cols << " token " << t << " row " << r;
+      }
     }
   }
 }
