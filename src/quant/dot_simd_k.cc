@@ -13,8 +13,12 @@
 #include "hwy/highway.h"
 #include "quant/k_traits-inl.h"
 #include "quant/simd_common-inl.h"
+#include "quant/vnni_k-inl.h"
 
 HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL
+#pragma GCC target("avx512vnni")  // the kernels of vnni_k-inl.h inline only into VNNI code
+#endif
 namespace sf::quant::HWY_NAMESPACE {
 
 #if HWY_TARGET != HWY_SCALAR
@@ -61,13 +65,36 @@ constexpr DotKernel Entry(GgmlType w) {
   return DotKernel{w, GgmlType::Q8_K, nullptr, &CheckedDot<Dot>, &DotRows<Dot>};
 }
 
+#if HWY_TARGET == HWY_AVX3_DL
+// Q4_K's VNNI path (vnni_k-inl.h), which this target's Q4_K tile matches bit for bit.
+float VnniK4Dot(const void* w, const void* x, int64_t n) {
+  float out;
+  VnniK4DotRowsT<1>(static_cast<const uint8_t*>(w), 0, static_cast<const BlockQ8_K*>(x), n / kQK_K, &out);
+  return out;
+}
+
+void VnniK4DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, int64_t n, float* out) {
+  SF_CHECK(n % kQK_K == 0, "dot of %lld elements: not whole super-blocks", static_cast<long long>(n));
+  const auto* wp = static_cast<const uint8_t*>(w);
+  const auto* xb = static_cast<const BlockQ8_K*>(x);
+  int64_t r = 0;
+  // One row at a time: one sequential stream for the hardware prefetcher (four interleaved
+  // rows measured 10% slower, 1.1B Q4_K_M decode).
+  for (; r < n_rows; ++r) VnniK4DotRowsT<1>(wp + r * stride, stride, xb, n / kQK_K, out + r);
+}
+#define SF_Q4_K_ENTRY \
+  DotKernel { G::Q4_K, G::Q8_K, nullptr, &CheckedDot<VnniK4Dot>, &VnniK4DotRows }
+#else
+#define SF_Q4_K_ENTRY Entry<DotQ45K<false, BlockQ4_K>>(G::Q4_K)
+#endif
+
 const DotKernel* GetKKernels(size_t* count) {
   using G = GgmlType;
   static constexpr DotKernel kKernels[] = {
-      Entry<DotK16<Q2KFormat>>(G::Q2_K),         Entry<DotK16<Q3KFormat>>(G::Q3_K),
-      Entry<DotQ45K<false, BlockQ4_K>>(G::Q4_K), Entry<DotQ45K<true, BlockQ5_K>>(G::Q5_K),
-      Entry<DotK16<Q6KFormat>>(G::Q6_K),
+      Entry<DotK16<Q2KFormat>>(G::Q2_K),        Entry<DotK16<Q3KFormat>>(G::Q3_K), SF_Q4_K_ENTRY,
+      Entry<DotQ45K<true, BlockQ5_K>>(G::Q5_K), Entry<DotK16<Q6KFormat>>(G::Q6_K),
   };
+#undef SF_Q4_K_ENTRY
   *count = std::size(kKernels);
   return kKernels;
 }

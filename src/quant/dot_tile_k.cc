@@ -20,8 +20,12 @@
 #include "hwy/highway.h"
 #include "quant/k_traits-inl.h"
 #include "quant/simd_common-inl.h"
+#include "quant/vnni_k-inl.h"
 
 HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL
+#pragma GCC target("avx512vnni")  // the kernels of vnni_k-inl.h inline only into VNNI code
+#endif
 namespace sf::quant::HWY_NAMESPACE {
 
 #if HWY_TARGET != HWY_SCALAR
@@ -111,27 +115,33 @@ void Tile(const void* weight, size_t row_stride, int64_t n_rows, const void* act
   for (; r < n_rows; ++r) TileRows<K, 1>(w + r * row_stride, row_stride, x, act_stride, n_act, n, out + r, out_stride);
 }
 
-DotTileFn GetTileK(GgmlType weight_type, GgmlType activation_type) {
-  if (activation_type != GgmlType::Q8_K) return nullptr;
+DotTile GetTileK(GgmlType weight_type, GgmlType activation_type) {
+  if (activation_type != GgmlType::Q8_K) return DotTile{};
   switch (weight_type) {
     case GgmlType::Q2_K:
-      return &Tile<K16Kernel<Q2KFormat>>;
+      return DotTile{&Tile<K16Kernel<Q2KFormat>>};
     case GgmlType::Q3_K:
-      return &Tile<K16Kernel<Q3KFormat>>;
+      return DotTile{&Tile<K16Kernel<Q3KFormat>>};
     case GgmlType::Q4_K:
-      return &Tile<K4Kernel<false, BlockQ4_K>>;
+#if HWY_TARGET == HWY_AVX3_DL
+      // This target's Q4_K dot is the VNNI chain, which only the VNNI tile matches; a panel
+      // computes 16 activation rows whatever the batch, so small batches use dot_rows.
+      return DotTile{&VnniK4TileRun, &VnniK4PreparedBytes, &VnniK4Prepare, 4};
+#else
+      return DotTile{&Tile<K4Kernel<false, BlockQ4_K>>};
+#endif
     case GgmlType::Q5_K:
-      return &Tile<K4Kernel<true, BlockQ5_K>>;
+      return DotTile{&Tile<K4Kernel<true, BlockQ5_K>>};
     case GgmlType::Q6_K:
-      return &Tile<K16Kernel<Q6KFormat>>;
+      return DotTile{&Tile<K16Kernel<Q6KFormat>>};
     default:
-      return nullptr;
+      return DotTile{};
   }
 }
 
 #else  // HWY_SCALAR: no tiles; matmul uses the reference dot kernels row by row.
 
-DotTileFn GetTileK(GgmlType, GgmlType) { return nullptr; }
+DotTile GetTileK(GgmlType, GgmlType) { return DotTile{}; }
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -143,7 +153,7 @@ namespace sf::quant {
 
 HWY_EXPORT(GetTileK);
 
-DotTileFn k_dot_tile(GgmlType weight_type, GgmlType activation_type, int64_t target) {
+DotTile k_dot_tile(GgmlType weight_type, GgmlType activation_type, int64_t target) {
   return pick_target(HWY_DISPATCH_TABLE(GetTileK), target)(weight_type, activation_type);
 }
 

@@ -9,7 +9,7 @@
 namespace sf::quant {
 
 // The tile of a K-quant weight type with Q8_K activations compiled for `target` (a Highway
-// target bit this CPU supports, or 0 for the best); nullptr for other pairs and on SCALAR.
-DotTileFn k_dot_tile(GgmlType weight_type, GgmlType activation_type, int64_t target);
+// target bit this CPU supports, or 0 for the best); empty for other pairs and on SCALAR.
+DotTile k_dot_tile(GgmlType weight_type, GgmlType activation_type, int64_t target);
 
 }  // namespace sf::quant

@@ -186,7 +186,7 @@ DotTile find_dot_tile(GgmlType weight_type, GgmlType activation_type) {
 DotTile find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target) {
   const DotTile legacy = quant::pick_target(quant::HWY_DISPATCH_TABLE(GetTile), target)(weight_type, activation_type);
   if (legacy) return legacy;
-  return DotTile{quant::k_dot_tile(weight_type, activation_type, target)};
+  return quant::k_dot_tile(weight_type, activation_type, target);
 }
 
 }  // namespace sf

@@ -1,0 +1,251 @@
+// The AVX512-VNNI path of the Q4_K kernels (Highway target AVX3_DL), shared by the one-row
+// kernel (dot_simd_k.cc) and the tile (dot_tile_k.cc); the same design as vnni_q-inl.h for
+// Q4_0/Q8_0: the tile puts one activation row in each of 16 lanes (activations interleaved
+// once per matmul), broadcasts four weight bytes to every lane and lets vpdpbusd sum them.
+//
+// The result is defined per output element, so dot and tile are bit-identical. Per
+// super-block i, with the exact integers
+//     A_i = sum_s scale_s * (sum of q x over sub-block s)     (q: the 4-bit levels, 0..15)
+//     B_i = sum_s min_s * (sum of x over sub-block s)          (from Q8_K's bsums)
+// and p_i = fl(d_i * d_x,i), m_i = fl(dmin_i * d_x,i), two chains over the super-blocks:
+//     a = fma(float(A_i), p_i, a),  b = fma(float(B_i), m_i, b),  result a - b.
+// (float(A_i) rounds when |A_i| > 2^24, the same way in both kernels.)
+#if defined(SF_QUANT_VNNI_K_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SF_QUANT_VNNI_K_INL_H_
+#undef SF_QUANT_VNNI_K_INL_H_
+#else
+#define SF_QUANT_VNNI_K_INL_H_
+#endif
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "base/fp16.h"
+#include "quant/block_types.h"
+#include "quant/simd_common-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL
+#pragma GCC target("avx512vnni")  // see vnni_q-inl.h
+#endif
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, see vnni_q-inl.h
+namespace sf::quant::HWY_NAMESPACE {
+
+#if HWY_TARGET == HWY_AVX3_DL
+
+// A Q4_K super-block's eight six-bit scales and mins (layout: unpack_scale_min_k4), as two
+// 8-byte words: bytes 0-3 carry scales 0-3 in their low six bits and the top bits of scales
+// 4-7 in bits 6-7; bytes 4-7 the same for the mins; bytes 8-11 the low four bits of scales
+// 4-7 (low nibbles) and mins 4-7 (high nibbles).
+struct K4ScaleMin {
+  uint64_t scales, mins;  // byte s: scale_s / min_s
+};
+HWY_INLINE K4ScaleMin UnpackK4(const uint8_t* q) {
+  uint32_t w0, w1, w2;
+  std::memcpy(&w0, q, 4);
+  std::memcpy(&w1, q + 4, 4);
+  std::memcpy(&w2, q + 8, 4);
+  const uint32_t scales_hi = (w2 & 0x0F0F0F0Fu) | (((w0 >> 6) & 0x03030303u) << 4);
+  const uint32_t mins_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | (((w1 >> 6) & 0x03030303u) << 4);
+  return K4ScaleMin{(w0 & 0x3F3F3F3Fu) | (uint64_t{scales_hi} << 32), (w1 & 0x3F3F3F3Fu) | (uint64_t{mins_hi} << 32)};
+}
+
+HWY_INLINE int Byte(uint64_t word, int i) { return static_cast<int>((word >> (8 * i)) & 0xFF); }
+
+// The sub-block sums of x (two bsums of 16 each) as eight int16 lanes (|sum| <= 32 * 127).
+HWY_INLINE __m128i SubBlockSums(const BlockQ8_K& x) {
+  const __m256i pairs =
+      _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)), _mm256_set1_epi16(1));
+  return _mm_packs_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+}
+
+// B_i: the mins against the sub-block sums of x; exact.
+HWY_INLINE int32_t MinsDot(uint64_t mins, __m128i sub_sums) {
+  const __m128i m = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(mins)));
+  const __m128i prod = _mm_madd_epi16(m, sub_sums);  // four int32: pairs of sub-blocks
+  const __m128i two = _mm_add_epi32(prod, _mm_unpackhi_epi64(prod, prod));
+  return _mm_cvtsi128_si32(_mm_add_epi32(two, _mm_shuffle_epi32(two, 1)));
+}
+
+// R Q4_K weight rows x one Q8_K activation row, nb super-blocks: out[r].
+template <int R>
+HWY_INLINE void VnniK4DotRowsT(const uint8_t* w, size_t stride, const BlockQ8_K* x, int64_t nb, float* out) {
+  const float* f16 = fp16_table();
+  float a[R], b[R];
+  for (int r = 0; r < R; ++r) a[r] = b[r] = 0.0f;
+  // Sub-block pair g: lanes 0-7 take scale 2g, lanes 8-15 scale 2g + 1.
+  const __m512i shift = _mm512_set_epi64(4, 4, 4, 4, 0, 0, 0, 0);
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ8_K& xb = x[i];
+    const __m128i sub_sums = SubBlockSums(xb);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const BlockQ4_K& wb = reinterpret_cast<const BlockQ4_K*>(w + r * stride)[i];
+      const K4ScaleMin sm = UnpackK4(wb.scales);
+      const __m512i scales =
+          _mm512_zextsi256_si512(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(sm.scales))));
+      __m512i acc = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        // 32 bytes of levels: low nibbles are sub-block 2g, high nibbles 2g + 1, which is
+        // the order of the 64 activation bytes 64g..64g+63.
+        const __m512i both =
+            _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * g)));
+        const __m512i q = _mm512_and_si512(_mm512_srlv_epi64(both, shift), _mm512_set1_epi8(0x0F));
+        const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q,
+                                              _mm512_loadu_si512(reinterpret_cast<const void*>(xb.qs + 64 * g)));
+        const __m512i pick =
+            _mm512_set_epi32(2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1,
+                             2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g);
+        acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(s, _mm512_permutexvar_epi32(pick, scales)));
+      }
+      const int32_t big_a = _mm512_reduce_add_epi32(acc);  // integer: exact in any order
+      a[r] = __builtin_fmaf(static_cast<float>(big_a), f16[wb.d] * xb.d, a[r]);
+      b[r] = __builtin_fmaf(static_cast<float>(MinsDot(sm.mins, sub_sums)), f16[wb.dmin] * xb.d, b[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = a[r] - b[r];
+}
+
+// ---- The tile: 16 Q8_K activation rows per panel, prepared once per matmul. ----
+
+inline constexpr int kKPanel = 16;
+
+// Per (panel, super-block): 64 vectors of four elements per lane (lane c: activation row c),
+// the sub-block sums of x as int16 pairs (vector k, lane c: sums of sub-blocks 2k and 2k + 1
+// of row c) for vpdpwssd with the mins, and the rows' scales d_x.
+struct VnniK4PanelBlock {
+  int8_t groups[64][64];
+  int16_t sub_sums[4][2 * kKPanel];
+  float scale[kKPanel];
+};
+static_assert(sizeof(VnniK4PanelBlock) % 64 == 0, "panel blocks are whole cache lines");
+
+inline size_t VnniK4PreparedBytes(int64_t n_act, int64_t n) {
+  const int64_t panels = (n_act + kKPanel - 1) / kKPanel;
+  return static_cast<size_t>(panels * (n / kQK_K)) * sizeof(VnniK4PanelBlock) + 64;  // + 64: alignment slack
+}
+
+inline VnniK4PanelBlock* AlignedK4Panels(const void* prepared) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(prepared);
+  return reinterpret_cast<VnniK4PanelBlock*>((p + 63) & ~uintptr_t{63});
+}
+
+inline void VnniK4Prepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
+  const int64_t nb = n / kQK_K;
+  const int64_t panels = (n_act + kKPanel - 1) / kKPanel;
+  VnniK4PanelBlock* out = AlignedK4Panels(prepared);
+  for (int64_t p = 0; p < panels; ++p) {
+    for (int64_t i = 0; i < nb; ++i) {
+      VnniK4PanelBlock& pb = out[p * nb + i];
+      std::memset(&pb, 0, sizeof(pb));
+      for (int c = 0; c < kKPanel && p * kKPanel + c < n_act; ++c) {
+        const auto& xb = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) +
+                                                            static_cast<size_t>(p * kKPanel + c) * act_stride)[i];
+        for (int e = 0; e < 64; ++e) std::memcpy(&pb.groups[e][4 * c], xb.qs + 4 * e, 4);
+        for (int k = 0; k < 4; ++k) {
+          pb.sub_sums[k][2 * c] = static_cast<int16_t>(xb.bsums[4 * k] + xb.bsums[4 * k + 1]);
+          pb.sub_sums[k][2 * c + 1] = static_cast<int16_t>(xb.bsums[4 * k + 2] + xb.bsums[4 * k + 3]);
+        }
+        pb.scale[c] = xb.d;
+      }
+    }
+  }
+}
+
+// R weight rows x one panel: a[r], b[r] lane c = the two chains of weight row r with
+// activation row c.
+template <int R>
+HWY_INLINE void VnniK4PanelT(const uint8_t* w, size_t stride, const VnniK4PanelBlock* panel, int64_t nb, __m512* out) {
+  const float* f16 = fp16_table();
+  __m512 a[R], b[R];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) a[r] = b[r] = _mm512_setzero_ps();
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  for (int64_t i = 0; i < nb; ++i) {
+    const VnniK4PanelBlock& pb = panel[i];
+    const __m512 dx = _mm512_load_ps(pb.scale);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const BlockQ4_K& wb = reinterpret_cast<const BlockQ4_K*>(w + r * stride)[i];
+      const K4ScaleMin sm = UnpackK4(wb.scales);
+      __m512i big_a = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        // Bytes 32g..32g+31: low nibbles are elements 64g.., high nibbles 64g + 32..; two
+        // chains per sub-block so the vpdpbusd latency overlaps (integer adds are exact).
+        __m512i lo0 = _mm512_setzero_si512(), lo1 = lo0, hi0 = lo0, hi1 = lo0;
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k += 2) {
+          int32_t w0, w1;
+          std::memcpy(&w0, wb.qs + 32 * g + 4 * k, 4);
+          std::memcpy(&w1, wb.qs + 32 * g + 4 * k + 4, 4);
+          const __m512i v0 = _mm512_set1_epi32(w0), v1 = _mm512_set1_epi32(w1);
+          lo0 = _mm512_dpbusd_epi32(lo0, _mm512_and_si512(v0, low), _mm512_load_si512(pb.groups[16 * g + k]));
+          lo1 = _mm512_dpbusd_epi32(lo1, _mm512_and_si512(v1, low), _mm512_load_si512(pb.groups[16 * g + k + 1]));
+          hi0 = _mm512_dpbusd_epi32(hi0, _mm512_and_si512(_mm512_srli_epi16(v0, 4), low),
+                                    _mm512_load_si512(pb.groups[16 * g + 8 + k]));
+          hi1 = _mm512_dpbusd_epi32(hi1, _mm512_and_si512(_mm512_srli_epi16(v1, 4), low),
+                                    _mm512_load_si512(pb.groups[16 * g + 8 + k + 1]));
+        }
+        big_a = _mm512_add_epi32(
+            big_a, _mm512_mullo_epi32(_mm512_add_epi32(lo0, lo1), _mm512_set1_epi32(Byte(sm.scales, 2 * g))));
+        big_a = _mm512_add_epi32(
+            big_a, _mm512_mullo_epi32(_mm512_add_epi32(hi0, hi1), _mm512_set1_epi32(Byte(sm.scales, 2 * g + 1))));
+      }
+      __m512i big_b = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const int32_t pair = Byte(sm.mins, 2 * k) | (Byte(sm.mins, 2 * k + 1) << 16);
+        big_b = _mm512_dpwssd_epi32(big_b, _mm512_set1_epi32(pair), _mm512_load_si512(pb.sub_sums[k]));
+      }
+      a[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(big_a), _mm512_mul_ps(_mm512_set1_ps(f16[wb.d]), dx), a[r]);
+      b[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(big_b), _mm512_mul_ps(_mm512_set1_ps(f16[wb.dmin]), dx), b[r]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) out[r] = _mm512_sub_ps(a[r], b[r]);
+}
+
+// The tile on prepared activations: out[c * out_stride + r] for r < n_rows, c < n_act.
+inline void VnniK4TileRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
+                          size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
+  constexpr int kRows = 4;
+  const auto* w = static_cast<const uint8_t*>(weight);
+  const int64_t nb = n / kQK_K;
+  const VnniK4PanelBlock* panels = AlignedK4Panels(prepared);
+  const int64_t n_panels = (n_act + kKPanel - 1) / kKPanel;
+  const auto store = [&](const __m512* lanes_of_rows, int rows, int64_t r, int64_t p) HWY_ATTR {
+    for (int k = 0; k < rows; ++k) {
+      HWY_ALIGN float lanes[kKPanel];
+      _mm512_store_ps(lanes, lanes_of_rows[k]);
+      for (int c = 0; c < kKPanel && p * kKPanel + c < n_act; ++c)
+        out[(p * kKPanel + c) * out_stride + r + k] = lanes[c];
+    }
+  };
+  int64_t r = 0;
+  for (; r + kRows <= n_rows; r += kRows) {
+    for (int64_t p = 0; p < n_panels; ++p) {
+      __m512 res[kRows];
+      VnniK4PanelT<kRows>(w + r * row_stride, row_stride, panels + p * nb, nb, res);
+      store(res, kRows, r, p);
+    }
+  }
+  for (; r < n_rows; ++r) {
+    for (int64_t p = 0; p < n_panels; ++p) {
+      __m512 res[1];
+      VnniK4PanelT<1>(w + r * row_stride, row_stride, panels + p * nb, nb, res);
+      store(res, 1, r, p);
+    }
+  }
+}
+
+#endif  // HWY_TARGET == HWY_AVX3_DL
+
+}  // namespace sf::quant::HWY_NAMESPACE
+#pragma GCC diagnostic pop
+HWY_AFTER_NAMESPACE();
+
+#endif  // SF_QUANT_VNNI_K_INL_H_ toggle
