@@ -53,9 +53,8 @@ void Transformer::run_layer(const LayerWeights& L, int layer_index, const float*
 
   // Attention block.
   for (int64_t t = 0; t < n; ++t) rms_norm(hidden + t * E, L.attn_norm, hp_.rms_eps, E, xb_.data() + t * E);
-  matmul(L.wq, xb_.data(), n, E, q_.data(), QD, pool_, matmul_scratch_);
-  matmul(L.wk, xb_.data(), n, E, k_.data(), KD, pool_, matmul_scratch_);
-  matmul(L.wv, xb_.data(), n, E, v_.data(), KD, pool_, matmul_scratch_);
+  matmul_shared_input({{&L.wq, q_.data(), QD}, {&L.wk, k_.data(), KD}, {&L.wv, v_.data(), KD}}, xb_.data(), n, E, pool_,
+                      matmul_scratch_);
 
   RopeParams rope{hp_.rope_mode, hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, rope_freqs};
   std::vector<float> cs(hp_.n_rot);
@@ -93,8 +92,8 @@ void Transformer::run_layer(const LayerWeights& L, int layer_index, const float*
 
   // Feed-forward block (SwiGLU).
   for (int64_t t = 0; t < n; ++t) rms_norm(hidden + t * E, L.ffn_norm, hp_.rms_eps, E, xb_.data() + t * E);
-  matmul(L.ffn_gate, xb_.data(), n, E, gate_.data(), hp_.n_ff, pool_, matmul_scratch_);
-  matmul(L.ffn_up, xb_.data(), n, E, up_.data(), hp_.n_ff, pool_, matmul_scratch_);
+  matmul_shared_input({{&L.ffn_gate, gate_.data(), hp_.n_ff}, {&L.ffn_up, up_.data(), hp_.n_ff}}, xb_.data(), n, E,
+                      pool_, matmul_scratch_);
   swiglu_inplace(gate_.data(), up_.data(), n * hp_.n_ff);
   matmul(L.ffn_down, gate_.data(), n, hp_.n_ff, delta_.data(), E, pool_, matmul_scratch_);
   for (int64_t i = 0; i < n * E; ++i) hidden[i] += delta_[i];

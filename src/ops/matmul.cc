@@ -20,19 +20,34 @@ uint8_t* MatmulScratch::reserve_prepared(size_t bytes) {
 
 GgmlType matmul_activation_type(GgmlType weight_type) { return default_activation_type(weight_type); }
 
-void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y, int64_t y_stride,
-            ThreadPool& pool, MatmulScratch& scratch) {
+namespace {
+
+// What the last matrix of a shared input quantised (and prepared), for the next to reuse.
+struct QuantisedInput {
+  GgmlType type = GgmlType::F32;
+  const uint8_t* act = nullptr;  // nullptr: nothing quantised yet
+  size_t row_bytes = 0;
+  decltype(DotTile::prepare) prepared_by = nullptr;
+  const uint8_t* prepared = nullptr;
+};
+
+void multiply(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y, int64_t y_stride,
+              ThreadPool& pool, MatmulScratch& scratch, QuantisedInput& in) {
   const GgmlType act_type = matmul_activation_type(w.type);
   const DotKernel* kernel = find_dot_kernel(w.type, act_type);
   SF_CHECK(kernel != nullptr, "no dot kernel for weight type %s", type_name(w.type));
-  const size_t act_row_bytes = row_bytes(act_type, w.cols);
-  uint8_t* act = scratch.reserve(act_row_bytes * static_cast<size_t>(n_tokens));
-
-  // Quantise activations once per token, shared by all rows.
-  pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t)
-      kernel->quantize_activation(x + t * x_stride, act + static_cast<size_t>(t) * act_row_bytes, w.cols);
-  });
+  if (in.act == nullptr || in.type != act_type) {
+    // Quantise activations once per token, shared by all rows (and the next matrices).
+    const size_t act_row_bytes = row_bytes(act_type, w.cols);
+    uint8_t* act = scratch.reserve(act_row_bytes * static_cast<size_t>(n_tokens));
+    pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end, int) {
+      for (int64_t t = begin; t < end; ++t)
+        kernel->quantize_activation(x + t * x_stride, act + static_cast<size_t>(t) * act_row_bytes, w.cols);
+    });
+    in = QuantisedInput{act_type, act, act_row_bytes, nullptr, nullptr};
+  }
+  const uint8_t* act = in.act;
+  const size_t act_row_bytes = in.row_bytes;
 
   // Several tokens: the tile kernel (Q4_0/Q5_0/Q8_0, Q2_K..Q6_K) decodes each weight block
   // once for a tile of tokens; bit-identical to dot_rows, so the batch size still changes
@@ -42,9 +57,13 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_s
   const uint8_t* tile_act = act;
   if (tile && tile.prepare) {
     // The tile's own activation layout, made once here for every row block below.
-    uint8_t* prepared = scratch.reserve_prepared(tile.prepared_bytes(n_tokens, w.cols));
-    tile.prepare(act, act_row_bytes, n_tokens, w.cols, prepared);
-    tile_act = prepared;
+    if (in.prepared_by != tile.prepare) {
+      uint8_t* prepared = scratch.reserve_prepared(tile.prepared_bytes(n_tokens, w.cols));
+      tile.prepare(act, act_row_bytes, n_tokens, w.cols, prepared);
+      in.prepared_by = tile.prepare;
+      in.prepared = prepared;
+    }
+    tile_act = in.prepared;
   }
 
   // Rows in blocks so a block of weights stays in cache while every token uses it.
@@ -67,6 +86,26 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_s
         }
       },
       kRowBlock);
+}
+
+}  // namespace
+
+void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y, int64_t y_stride,
+            ThreadPool& pool, MatmulScratch& scratch) {
+  QuantisedInput in;
+  multiply(w, x, n_tokens, x_stride, y, y_stride, pool, scratch, in);
+}
+
+void matmul_shared_input(std::initializer_list<MatmulOutput> outputs, const float* x, int64_t n_tokens,
+                         int64_t x_stride, ThreadPool& pool, MatmulScratch& scratch) {
+  QuantisedInput in;
+  int64_t cols = -1;
+  for (const MatmulOutput& o : outputs) {
+    SF_CHECK(cols < 0 || o.w->cols == cols, "matmul_shared_input: matrices of %lld and %lld columns",
+             static_cast<long long>(cols), static_cast<long long>(o.w->cols));
+    cols = o.w->cols;
+    multiply(*o.w, x, n_tokens, x_stride, o.y, o.y_stride, pool, scratch, in);
+  }
 }
 
 void matmul_ref(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -48,6 +49,20 @@ class MatmulScratch {
 // stride y_stride floats). Optionally restricted to output rows [row_begin, row_end).
 void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y, int64_t y_stride,
             ThreadPool& pool, MatmulScratch& scratch);
+
+// One product of matmul_shared_input: y = w x (y row stride y_stride floats).
+struct MatmulOutput {
+  const WeightMatrix* w;
+  float* y;
+  int64_t y_stride;
+};
+
+// Several matrices over the same input, as the q/k/v and the gate/up projections are: the
+// activations are quantised once, and arranged for a tile kernel once, for every matrix
+// whose type takes the same format (each matrix alone gives the same floats as matmul()).
+// Every w must have x's number of columns.
+void matmul_shared_input(std::initializer_list<MatmulOutput> outputs, const float* x, int64_t n_tokens,
+                         int64_t x_stride, ThreadPool& pool, MatmulScratch& scratch);
 
 // Scalar reference: dequantises rows and sums in double. The oracle for tests.
 void matmul_ref(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y);

@@ -116,6 +116,44 @@ TEST(Matmul, BatchInvariantAndThreadInvariant) {
   }
 }
 
+// q/k/v-style groups: matrices sharing an input reuse its quantisation (and a tile's own
+// layout of it) where their formats match, and must give exactly what each alone gives. The
+// groups mix shared formats (Q4_0 and Q8_0: both Q8_0 activations, different tile layouts;
+// Q4_K and Q6_K: Q8_K) with changes of format in the middle, at batch sizes on both sides
+// of where the tiles start (1, 3, 9, 20 tokens).
+TEST(Matmul, SharedInputEqualsEachMatrixAlone) {
+  const int64_t cols = 512;
+  const std::vector<std::vector<GgmlType>> groups = {
+      {GgmlType::Q4_0, GgmlType::Q4_0, GgmlType::Q8_0},
+      {GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q4_K},
+      {GgmlType::Q8_0, GgmlType::F16, GgmlType::Q4_0},
+  };
+  ThreadPool pool(2);
+  for (const auto& types : groups) {
+    std::vector<OwnedMatrix> mats;
+    for (size_t i = 0; i < types.size(); ++i) mats.push_back(make_matrix(types[i], 21 + 8 * i, cols, 40 + i));
+    for (int64_t n_tokens : {1, 3, 9, 20}) {
+      const auto x = random_floats(static_cast<size_t>(n_tokens * cols), 9);
+      std::vector<std::vector<float>> shared(types.size()), alone(types.size());
+      for (size_t i = 0; i < types.size(); ++i) {
+        shared[i].assign(n_tokens * mats[i].view.rows, -1.0f);
+        alone[i].assign(n_tokens * mats[i].view.rows, -2.0f);
+        MatmulScratch own;
+        matmul(mats[i].view, x.data(), n_tokens, cols, alone[i].data(), mats[i].view.rows, pool, own);
+      }
+      MatmulScratch scratch;
+      matmul_shared_input({{&mats[0].view, shared[0].data(), mats[0].view.rows},
+                           {&mats[1].view, shared[1].data(), mats[1].view.rows},
+                           {&mats[2].view, shared[2].data(), mats[2].view.rows}},
+                          x.data(), n_tokens, cols, pool, scratch);
+      for (size_t i = 0; i < types.size(); ++i)
+        for (size_t k = 0; k < alone[i].size(); ++k)
+          ASSERT_EQ(shared[i][k], alone[i][k]) << "matrix " << i << " (" << type_name(types[i]) << ") of its group, "
+                                               << n_tokens << " tokens, element " << k;
+    }
+  }
+}
+
 TEST(RmsNorm, MatchesDoubleFormula) {
   const int n = 77;
   const auto x = random_floats(n, 1), w = random_floats(n, 2);
