@@ -17,7 +17,10 @@
 #define SF_QUANT_VNNI_K_INL_H_
 #endif
 
-#include <immintrin.h>
+#include "hwy/highway.h"
+#if HWY_ARCH_X86
+#include <immintrin.h>  // used only in the AVX3_DL pass below
+#endif
 
 #include <cstring>
 

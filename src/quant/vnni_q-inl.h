@@ -36,7 +36,10 @@
 #define SF_QUANT_VNNI_Q_INL_H_
 #endif
 
-#include <immintrin.h>
+#include "hwy/highway.h"
+#if HWY_ARCH_X86
+#include <immintrin.h>  // used only in the AVX3_DL pass below
+#endif
 
 #include <algorithm>
 #include <cstring>
