@@ -126,7 +126,7 @@ DotTile GetTileK(GgmlType weight_type, GgmlType activation_type) {
 #if HWY_TARGET == HWY_AVX3_DL
       // This target's Q4_K dot is the VNNI chain, which only the VNNI tile matches; a panel
       // computes 16 activation rows whatever the batch, so small batches use dot_rows.
-      return DotTile{&VnniK4TileRun, &VnniK4PreparedBytes, &VnniK4Prepare, 4};
+      return DotTile{&VnniK4TileRun, &VnniK4PreparedBytes, &VnniK4Prepare, kVnniMinRows};
 #else
       return DotTile{&Tile<K4Kernel<false, BlockQ4_K>>};
 #endif

@@ -139,8 +139,7 @@ template <class T>
 DotTile Entry() {
 #if HWY_TARGET == HWY_AVX3_DL
   // This target's dot of these formats is the VNNI chain, which only the VNNI tile matches.
-  // A panel computes 16 activation rows whatever the batch: below kVnniMinRows the one-row
-  // kernel per activation row is faster (attention_bench model, 1.1B Q4_0).
+  // Batches under kVnniMinRows rows run dot_rows per row instead (vnni_panels-inl.h).
   if constexpr (kVnni<T>)
     return DotTile{&VnniTileRun<VnniFormat<T>>, &VnniPreparedBytes, &VnniPrepare<VnniFormat<T>>, kVnniMinRows};
 #endif

@@ -27,6 +27,7 @@
 #include "base/fp16.h"
 #include "quant/block_types.h"
 #include "quant/simd_common-inl.h"
+#include "quant/vnni_panels-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -114,39 +115,30 @@ HWY_INLINE void VnniK4DotRowsT(const uint8_t* w, size_t stride, const BlockQ8_K*
 
 // ---- The tile: 16 Q8_K activation rows per panel, prepared once per matmul. ----
 
-inline constexpr int kKPanel = 16;
-
 // Per (panel, super-block): 64 vectors of four elements per lane (lane c: activation row c),
 // the sub-block sums of x as int16 pairs (vector k, lane c: sums of sub-blocks 2k and 2k + 1
 // of row c) for vpdpwssd with the mins, and the rows' scales d_x.
 struct VnniK4PanelBlock {
   int8_t groups[64][64];
-  int16_t sub_sums[4][2 * kKPanel];
-  float scale[kKPanel];
+  int16_t sub_sums[4][2 * kPanel];
+  float scale[kPanel];
 };
-static_assert(sizeof(VnniK4PanelBlock) % 64 == 0, "panel blocks are whole cache lines");
 
 inline size_t VnniK4PreparedBytes(int64_t n_act, int64_t n) {
-  const int64_t panels = (n_act + kKPanel - 1) / kKPanel;
-  return static_cast<size_t>(panels * (n / kQK_K)) * sizeof(VnniK4PanelBlock) + 64;  // + 64: alignment slack
-}
-
-inline VnniK4PanelBlock* AlignedK4Panels(const void* prepared) {
-  const uintptr_t p = reinterpret_cast<uintptr_t>(prepared);
-  return reinterpret_cast<VnniK4PanelBlock*>((p + 63) & ~uintptr_t{63});
+  return PreparedPanelBytes(n_act, n / kQK_K, sizeof(VnniK4PanelBlock));
 }
 
 inline void VnniK4Prepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
   const int64_t nb = n / kQK_K;
-  const int64_t panels = (n_act + kKPanel - 1) / kKPanel;
-  VnniK4PanelBlock* out = AlignedK4Panels(prepared);
+  const int64_t panels = PanelCount(n_act);
+  VnniK4PanelBlock* out = AlignedPanelBlocks<VnniK4PanelBlock>(prepared);
   for (int64_t p = 0; p < panels; ++p) {
     for (int64_t i = 0; i < nb; ++i) {
       VnniK4PanelBlock& pb = out[p * nb + i];
       std::memset(&pb, 0, sizeof(pb));
-      for (int c = 0; c < kKPanel && p * kKPanel + c < n_act; ++c) {
+      for (int c = 0; c < kPanel && p * kPanel + c < n_act; ++c) {
         const auto& xb = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) +
-                                                            static_cast<size_t>(p * kKPanel + c) * act_stride)[i];
+                                                            static_cast<size_t>(p * kPanel + c) * act_stride)[i];
         for (int e = 0; e < 64; ++e) std::memcpy(&pb.groups[e][4 * c], xb.qs + 4 * e, 4);
         for (int k = 0; k < 4; ++k) {
           pb.sub_sums[k][2 * c] = static_cast<int16_t>(xb.bsums[4 * k] + xb.bsums[4 * k + 1]);
@@ -215,34 +207,12 @@ HWY_INLINE void VnniK4PanelT(const uint8_t* w, size_t stride, const VnniK4PanelB
 // The tile on prepared activations: out[c * out_stride + r] for r < n_rows, c < n_act.
 inline void VnniK4TileRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
                           size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
-  constexpr int kRows = 4;
   const auto* w = static_cast<const uint8_t*>(weight);
   const int64_t nb = n / kQK_K;
-  const VnniK4PanelBlock* panels = AlignedK4Panels(prepared);
-  const int64_t n_panels = (n_act + kKPanel - 1) / kKPanel;
-  const auto store = [&](const __m512* lanes_of_rows, int rows, int64_t r, int64_t p) HWY_ATTR {
-    for (int k = 0; k < rows; ++k) {
-      HWY_ALIGN float lanes[kKPanel];
-      _mm512_store_ps(lanes, lanes_of_rows[k]);
-      for (int c = 0; c < kKPanel && p * kKPanel + c < n_act; ++c)
-        out[(p * kKPanel + c) * out_stride + r + k] = lanes[c];
-    }
-  };
-  int64_t r = 0;
-  for (; r + kRows <= n_rows; r += kRows) {
-    for (int64_t p = 0; p < n_panels; ++p) {
-      __m512 res[kRows];
-      VnniK4PanelT<kRows>(w + r * row_stride, row_stride, panels + p * nb, nb, res);
-      store(res, kRows, r, p);
-    }
-  }
-  for (; r < n_rows; ++r) {
-    for (int64_t p = 0; p < n_panels; ++p) {
-      __m512 res[1];
-      VnniK4PanelT<1>(w + r * row_stride, row_stride, panels + p * nb, nb, res);
-      store(res, 1, r, p);
-    }
-  }
+  const VnniK4PanelBlock* panels = AlignedPanelBlocks<VnniK4PanelBlock>(prepared);
+  ForEachPanel(n_rows, n_act, out, out_stride, [&](auto rows, int64_t r, int64_t p, __m512* lanes) HWY_ATTR {
+    VnniK4PanelT<decltype(rows)::value>(w + r * row_stride, row_stride, panels + p * nb, nb, lanes);
+  });
 }
 
 #endif  // HWY_TARGET == HWY_AVX3_DL

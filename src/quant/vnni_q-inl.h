@@ -49,6 +49,7 @@
 #include "quant/block_types.h"
 #include "quant/legacy_traits-inl.h"
 #include "quant/simd_common-inl.h"
+#include "quant/vnni_panels-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -204,9 +205,6 @@ HWY_INLINE void VnniDotRowsT(const uint8_t* w, size_t stride, const BlockQ8_0* x
 
 // ---- The tile: 16 activation rows per vector (a panel), activations prepared once. ----
 
-inline constexpr int kPanel = 16;
-inline constexpr int64_t kVnniMinRows = 4;
-
 // Per (panel, block): eight vectors of 64 bytes (group g: lane c holds activation row c's
 // elements 4g..4g+3), the 16 rows' bias (kBiasFactor * sum x) and their scales d_x.
 struct VnniPanelBlock {
@@ -214,16 +212,9 @@ struct VnniPanelBlock {
   int32_t bias[kPanel];
   float scale[kPanel];
 };
-static_assert(sizeof(VnniPanelBlock) == 640, "panel blocks are whole cache lines");
 
 inline size_t VnniPreparedBytes(int64_t n_act, int64_t n) {
-  const int64_t panels = (n_act + kPanel - 1) / kPanel;
-  return static_cast<size_t>(panels * (n / kQK)) * sizeof(VnniPanelBlock) + 64;  // + 64: alignment slack
-}
-
-inline VnniPanelBlock* AlignedPanels(void* prepared) {
-  const uintptr_t p = reinterpret_cast<uintptr_t>(prepared);
-  return reinterpret_cast<VnniPanelBlock*>((p + 63) & ~uintptr_t{63});
+  return PreparedPanelBytes(n_act, n / kQK, sizeof(VnniPanelBlock));
 }
 
 // Interleaves n_act Q8_0 activation rows (act_stride bytes apart) into panels; rows past
@@ -231,8 +222,8 @@ inline VnniPanelBlock* AlignedPanels(void* prepared) {
 template <class F>
 void VnniPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
   const int64_t nb = n / kQK;
-  const int64_t panels = (n_act + kPanel - 1) / kPanel;
-  VnniPanelBlock* out = AlignedPanels(prepared);
+  const int64_t panels = PanelCount(n_act);
+  VnniPanelBlock* out = AlignedPanelBlocks<VnniPanelBlock>(prepared);
   const float* f16 = fp16_table();
   for (int64_t p = 0; p < panels; ++p) {
     for (int64_t ib = 0; ib < nb; ++ib) {
@@ -331,33 +322,12 @@ HWY_INLINE void VnniPanelT(const uint8_t* w, size_t stride, const VnniPanelBlock
 template <class F>
 void VnniTileRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared, size_t /*act_stride*/,
                  int64_t n_act, int64_t n, float* out, int64_t out_stride) {
-  constexpr int kRows = 4;
   const auto* w = static_cast<const uint8_t*>(weight);
   const int64_t nb = n / kQK;
-  const VnniPanelBlock* panels = AlignedPanels(const_cast<void*>(prepared));
-  const auto store = [&](const __m512* acc, int rows, int64_t r, int64_t p) {
-    for (int k = 0; k < rows; ++k) {
-      HWY_ALIGN float lanes[kPanel];
-      _mm512_store_ps(lanes, acc[k]);
-      for (int c = 0; c < kPanel && p * kPanel + c < n_act; ++c) out[(p * kPanel + c) * out_stride + r + k] = lanes[c];
-    }
-  };
-  const int64_t n_panels = (n_act + kPanel - 1) / kPanel;
-  int64_t r = 0;
-  for (; r + kRows <= n_rows; r += kRows) {
-    for (int64_t p = 0; p < n_panels; ++p) {
-      __m512 acc[kRows];
-      VnniPanelT<F, kRows>(w + r * row_stride, row_stride, panels + p * nb, nb, acc);
-      store(acc, kRows, r, p);
-    }
-  }
-  for (; r < n_rows; ++r) {
-    for (int64_t p = 0; p < n_panels; ++p) {
-      __m512 acc[1];
-      VnniPanelT<F, 1>(w + r * row_stride, row_stride, panels + p * nb, nb, acc);
-      store(acc, 1, r, p);
-    }
-  }
+  const VnniPanelBlock* panels = AlignedPanelBlocks<VnniPanelBlock>(prepared);
+  ForEachPanel(n_rows, n_act, out, out_stride, [&](auto rows, int64_t r, int64_t p, __m512* lanes) HWY_ATTR {
+    VnniPanelT<F, decltype(rows)::value>(w + r * row_stride, row_stride, panels + p * nb, nb, lanes);
+  });
 }
 
 #endif  // HWY_TARGET == HWY_AVX3_DL
