@@ -3,11 +3,12 @@
 // per activation row. ops/matmul uses it when a batch has several rows (prefill, tree
 // verification), where the decoding, not the memory traffic, is the cost.
 //
-// Bit-identical to DotKernel::dot of the same pair for every (weight row, activation row):
-// the same per-block integer dot, the same scale multiplies and the same accumulators (two
+// Bit-identical to DotKernel::dot of the same pair for every (weight row, activation row),
+// so a batch verifying a token tree computes exactly the floats of decoding one token at a
+// time: either by the same per-block integer dot, scale multiplies and accumulators (two
 // round-robin ones for the legacy formats, one plus the mins for the K-quants) summed the
-// same way, so a batch verifying a token tree computes exactly the floats of decoding one
-// token at a time.
+// same way, or, for the VNNI kernels (AVX3_DL: Q4_0, Q8_0, Q4_K), by one per-element
+// definition of the sum that both compute (quant/vnni_q-inl.h).
 #pragma once
 
 #include <cstddef>
