@@ -129,25 +129,15 @@ inline size_t VnniK4PreparedBytes(int64_t n_act, int64_t n) {
 }
 
 inline void VnniK4Prepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
-  const int64_t nb = n / kQK_K;
-  const int64_t panels = PanelCount(n_act);
-  VnniK4PanelBlock* out = AlignedPanelBlocks<VnniK4PanelBlock>(prepared);
-  for (int64_t p = 0; p < panels; ++p) {
-    for (int64_t i = 0; i < nb; ++i) {
-      VnniK4PanelBlock& pb = out[p * nb + i];
-      std::memset(&pb, 0, sizeof(pb));
-      for (int c = 0; c < kPanel && p * kPanel + c < n_act; ++c) {
-        const auto& xb = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) +
-                                                            static_cast<size_t>(p * kPanel + c) * act_stride)[i];
+  PreparePanels<VnniK4PanelBlock, BlockQ8_K>(
+      act, act_stride, n_act, n / kQK_K, prepared, [](VnniK4PanelBlock& pb, int c, const BlockQ8_K& xb) {
         for (int e = 0; e < 64; ++e) std::memcpy(&pb.groups[e][4 * c], xb.qs + 4 * e, 4);
         for (int k = 0; k < 4; ++k) {
           pb.sub_sums[k][2 * c] = static_cast<int16_t>(xb.bsums[4 * k] + xb.bsums[4 * k + 1]);
           pb.sub_sums[k][2 * c + 1] = static_cast<int16_t>(xb.bsums[4 * k + 2] + xb.bsums[4 * k + 3]);
         }
         pb.scale[c] = xb.d;
-      }
-    }
-  }
+      });
 }
 
 // R weight rows x one panel: a[r], b[r] lane c = the two chains of weight row r with

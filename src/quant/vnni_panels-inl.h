@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "hwy/highway.h"
@@ -41,6 +42,26 @@ inline PanelBlock* AlignedPanelBlocks(const void* prepared) {
   static_assert(sizeof(PanelBlock) % 64 == 0, "panel blocks are whole cache lines");
   const uintptr_t p = reinterpret_cast<uintptr_t>(prepared);
   return reinterpret_cast<PanelBlock*>((p + 63) & ~uintptr_t{63});
+}
+
+// Lays n_act activation rows (act_stride bytes apart, blocks of ActBlock) out as panels:
+// for every panel and block, a zeroed PanelBlock, then fill(panel_block, c, activation
+// block) for each row c of the panel that the batch has. Rows past n_act stay zeros (their
+// lanes compute zeros and are not stored).
+template <class PanelBlock, class ActBlock, class Fill>
+HWY_INLINE void PreparePanels(const void* act, size_t act_stride, int64_t n_act, int64_t blocks, void* prepared,
+                              const Fill& fill) {
+  PanelBlock* out = AlignedPanelBlocks<PanelBlock>(prepared);
+  for (int64_t p = 0; p < PanelCount(n_act); ++p) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      PanelBlock& pb = out[p * blocks + b];
+      std::memset(&pb, 0, sizeof(pb));
+      for (int c = 0; c < kPanel && p * kPanel + c < n_act; ++c) {
+        const auto* row = static_cast<const uint8_t*>(act) + static_cast<size_t>(p * kPanel + c) * act_stride;
+        fill(pb, c, reinterpret_cast<const ActBlock*>(row)[b]);
+      }
+    }
+  }
 }
 
 // Calls panel(std::integral_constant<int, R>, r, p, lanes) for weight rows r..r+R-1 (groups

@@ -217,31 +217,20 @@ inline size_t VnniPreparedBytes(int64_t n_act, int64_t n) {
   return PreparedPanelBytes(n_act, n / kQK, sizeof(VnniPanelBlock));
 }
 
-// Interleaves n_act Q8_0 activation rows (act_stride bytes apart) into panels; rows past
-// n_act in the last panel are zeros (their lanes compute zeros and are not stored).
+// Interleaves n_act Q8_0 activation rows (act_stride bytes apart) into panels.
 template <class F>
 void VnniPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
-  const int64_t nb = n / kQK;
-  const int64_t panels = PanelCount(n_act);
-  VnniPanelBlock* out = AlignedPanelBlocks<VnniPanelBlock>(prepared);
   const float* f16 = fp16_table();
-  for (int64_t p = 0; p < panels; ++p) {
-    for (int64_t ib = 0; ib < nb; ++ib) {
-      VnniPanelBlock& pb = out[p * nb + ib];
-      std::memset(&pb, 0, sizeof(pb));
-      for (int c = 0; c < kPanel && p * kPanel + c < n_act; ++c) {
-        const auto& xb = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) +
-                                                            static_cast<size_t>(p * kPanel + c) * act_stride)[ib];
-        int32_t sum = 0;
-        for (int g = 0; g < 8; ++g) {
-          std::memcpy(&pb.groups[g][4 * c], xb.qs + 4 * g, 4);
-          for (int e = 0; e < 4; ++e) sum += xb.qs[4 * g + e];
-        }
-        pb.bias[c] = F::kBiasFactor * sum;
-        pb.scale[c] = f16[xb.d];
-      }
-    }
-  }
+  PreparePanels<VnniPanelBlock, BlockQ8_0>(act, act_stride, n_act, n / kQK, prepared,
+                                           [f16](VnniPanelBlock& pb, int c, const BlockQ8_0& xb) {
+                                             int32_t sum = 0;
+                                             for (int g = 0; g < 8; ++g) {
+                                               std::memcpy(&pb.groups[g][4 * c], xb.qs + 4 * g, 4);
+                                               for (int e = 0; e < 4; ++e) sum += xb.qs[4 * g + e];
+                                             }
+                                             pb.bias[c] = F::kBiasFactor * sum;
+                                             pb.scale[c] = f16[xb.d];
+                                           });
 }
 
 // The weight block's eight groups of four bytes, each broadcast to all lanes, as the
