@@ -183,7 +183,14 @@ Status ModelWeights::load_units(const std::vector<bool>& resident) {
     for (size_t i = 0; i < unit_tensors_[u].size() && st.ok(); ++i) {
       const gguf::TensorInfo* t = unit_tensors_[u][i];
       st = read_exact(fd, storage_.data() + offset, t->n_bytes, t->file_offset, file_->path());
-      unit_matrices_[u][i]->data = storage_.data() + offset;
+      WeightMatrix& m = *unit_matrices_[u][i];
+      m.data = storage_.data() + offset;
+      // Resident matrices take the layout this CPU's kernels decode fastest (same bytes,
+      // same floats); streamed ones are read per pass and keep GGUF's.
+      if (st.ok() && preferred_layout(m.type, m.rows) == WeightLayout::kRowPanels) {
+        pack_row_panels(m.type, storage_.data() + offset, m.rows, m.cols);
+        m.layout = WeightLayout::kRowPanels;
+      }
       offset += (t->n_bytes + 63) / 64 * 64;
     }
     unit_resident_[u] = true;

@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "quant/dequantize.h"
+#include "quant/dot_panel.h"
 #include "quant/dot_tile.h"
 
 namespace sf {
@@ -49,11 +50,19 @@ void multiply(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x
   const uint8_t* act = in.act;
   const size_t act_row_bytes = in.row_bytes;
 
-  // Several tokens: the tile kernel (Q4_0/Q5_0/Q8_0, Q2_K..Q6_K) decodes each weight block
-  // once for a tile of tokens; bit-identical to dot_rows, so the batch size still changes
-  // nothing.
-  DotTile tile = n_tokens > 1 ? find_dot_tile(w.type, act_type) : DotTile{};
-  if (n_tokens < tile.min_act_rows) tile = DotTile{};
+  // Row panels always take the panel kernel, whatever the batch. Otherwise, for several
+  // tokens, the tile kernel (Q4_0/Q5_0/Q8_0, Q2_K..Q6_K) decodes each weight block once for
+  // a tile of tokens. Both are bit-identical to dot_rows, so neither the layout nor the
+  // batch size changes a float.
+  const bool panels = w.layout == WeightLayout::kRowPanels;
+  DotTile tile;
+  if (panels) {
+    tile = find_panel_tile(w.type, act_type);
+    SF_CHECK(static_cast<bool>(tile), "a %s matrix in row panels, but no panel kernel", type_name(w.type));
+  } else if (n_tokens > 1) {
+    tile = find_dot_tile(w.type, act_type);
+    if (n_tokens < tile.min_act_rows) tile = DotTile{};
+  }
   const uint8_t* tile_act = act;
   if (tile && tile.prepare) {
     // The tile's own activation layout, made once here for every row block below.
@@ -66,11 +75,14 @@ void multiply(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x
     tile_act = in.prepared;
   }
 
-  // Rows in blocks so a block of weights stays in cache while every token uses it.
+  // Rows in blocks so a block of weights stays in cache while every token uses it; panels
+  // are never split between threads.
   constexpr int64_t kRowBlock = 16;
+  const int64_t unit = panels ? kRowPanelRows : 1;
   pool.parallel_for(
-      w.rows,
-      [&](int64_t begin, int64_t end, int) {
+      w.rows / unit,
+      [&](int64_t unit_begin, int64_t unit_end, int) {
+        const int64_t begin = unit_begin * unit, end = unit_end * unit;
         for (int64_t r0 = begin; r0 < end; r0 += kRowBlock) {
           const int64_t r1 = std::min(end, r0 + kRowBlock);
           if (tile) {
@@ -85,7 +97,7 @@ void multiply(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x
           }
         }
       },
-      kRowBlock);
+      kRowBlock / unit);
 }
 
 }  // namespace
@@ -108,10 +120,26 @@ void matmul_shared_input(std::initializer_list<MatmulOutput> outputs, const floa
   }
 }
 
+WeightLayout preferred_layout(GgmlType type, int64_t rows) {
+  const bool panels = has_row_panel_layout(type) && rows % kRowPanelRows == 0 &&
+                      static_cast<bool>(find_panel_tile(type, matmul_activation_type(type)));
+  return panels ? WeightLayout::kRowPanels : WeightLayout::kRows;
+}
+
+void dequantize_weight_row(const WeightMatrix& w, int64_t r, float* out) {
+  if (w.layout == WeightLayout::kRows) {
+    dequantize_row(w.type, w.row(r), out, w.cols);
+    return;
+  }
+  std::vector<uint8_t> row(w.row_stride);
+  unpack_panel_row(w.type, w.data, r, w.cols, row.data());
+  dequantize_row(w.type, row.data(), out, w.cols);
+}
+
 void matmul_ref(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
   std::vector<float> row(static_cast<size_t>(w.cols));
   for (int64_t r = 0; r < w.rows; ++r) {
-    dequantize_row(w.type, w.row(r), row.data(), w.cols);
+    dequantize_weight_row(w, r, row.data());
     for (int64_t t = 0; t < n_tokens; ++t) {
       double acc = 0;
       for (int64_t c = 0; c < w.cols; ++c) acc += static_cast<double>(row[c]) * x[t * w.cols + c];

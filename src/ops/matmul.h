@@ -16,6 +16,7 @@
 #include "base/thread_pool.h"
 #include "quant/dot_kernel.h"
 #include "quant/ggml_type.h"
+#include "quant/row_panels.h"
 
 namespace sf {
 
@@ -24,12 +25,24 @@ struct WeightMatrix {
   GgmlType type = GgmlType::F32;
   int64_t cols = 0;       // input dimension (contiguous)
   int64_t rows = 0;       // output dimension
-  size_t row_stride = 0;  // bytes between rows
+  size_t row_stride = 0;  // bytes per row (GGUF's row size, whatever the layout)
   const uint8_t* data = nullptr;
+  // kRowPanels: converted at load for the one-token decode kernels (quant/row_panels.h);
+  // single rows are then read with dequantize_weight_row, never through row().
+  WeightLayout layout = WeightLayout::kRows;
 
+  // Row r in GGUF order (kRows), or the first byte of row r's panel when r is a multiple of
+  // 16 (kRowPanels).
   const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_stride; }
   size_t n_bytes() const { return row_stride * static_cast<size_t>(rows); }
 };
+
+// The layout matmul is fastest with on this CPU: row panels where a panel kernel exists for
+// the type (Q4_0 on AVX512-VNNI) and rows is a multiple of 16, else GGUF's rows.
+WeightLayout preferred_layout(GgmlType type, int64_t rows);
+
+// Row r of w as floats (out: w.cols), whatever its layout.
+void dequantize_weight_row(const WeightMatrix& w, int64_t r, float* out);
 
 // Reusable scratch for quantised activations (grows on demand; one per forward pass).
 class MatmulScratch {

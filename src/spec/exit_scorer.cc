@@ -38,7 +38,7 @@ void LogitLensScorer::score(const float* hidden, const std::vector<int32_t>& tok
   std::vector<float> x(hp.n_embd), row(hp.n_embd);
   rms_norm(hidden, w.output_norm, hp.rms_eps, hp.n_embd, x.data());
   for (size_t i = 0; i < tokens.size(); ++i) {
-    dequantize_row(w.output.type, w.output.row(tokens[i]), row.data(), hp.n_embd);
+    dequantize_weight_row(w.output, tokens[i], row.data());
     out[i] = dot(row.data(), x.data(), hp.n_embd);
   }
 }

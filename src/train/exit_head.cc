@@ -38,7 +38,7 @@ ExitHead exit_head_from_model(const Model& model) {
   std::copy_n(model.weights().output_norm, hp.n_embd, head.params.begin());
   const WeightMatrix& out = model.weights().output;
   for (int v = 0; v < hp.n_vocab; ++v)
-    dequantize_row(out.type, out.row(v), head.params.data() + hp.n_embd * (1 + static_cast<size_t>(v)), hp.n_embd);
+    dequantize_weight_row(out, v, head.params.data() + hp.n_embd * (1 + static_cast<size_t>(v)));
   return head;
 }
 

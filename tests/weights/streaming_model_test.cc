@@ -77,6 +77,7 @@ const StreamCase kCases[] = {
     {"reference/models/synth-llama-tok512-Q4_K_M.gguf", "40%", 3, B::kAuto},
     {"reference/models/synth-llama-tok512.gguf", "75%", 2, B::kPread},
     {"reference/models/synth-qwen2-gpt2-Q4_0.gguf", "0%", 2, B::kAuto},
+    {"reference/models/synth-qwen2-gpt2-Q4_0.gguf", "50%", 2, B::kAuto},
     {"reference/models/synth-qwen2-tok512-Q8_0.gguf", "25%", 2, B::kAuto},
     {"reference/models/synth-qwen3-tok512-F16.gguf", "50%", 2, B::kAuto},
     {"reference/models/synth-llama3-spm.gguf", "0%", 2, B::kAuto},
@@ -90,6 +91,31 @@ INSTANTIATE_TEST_SUITE_P(Budgets, StreamingBitIdentical, ::testing::ValuesIn(kCa
     if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return s;
 });
+
+// On a CPU with the row-panel kernel (AVX512-VNNI), resident Q4_0 layers are converted to
+// row panels at load and streamed ones keep GGUF's rows; the case above at 50% runs both in
+// one pass, and its logits equal the fully resident (all panels) session's.
+TEST(StreamingLayouts, ResidentQ4_0LayersTakeRowPanelsStreamedOnesKeepRows) {
+  SessionOptions o;
+  o.model_path = test::shared_path("reference/models/synth-qwen2-gpt2-Q4_0.gguf");
+  o.n_ctx = 64;
+  o.mem_budget = *MemoryBudget::parse("50%");
+  auto s = Session::create(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const ModelWeights& w = (*s)->model().weights();
+  ASSERT_EQ(w.layers[0].wq.type, GgmlType::Q4_0);
+  const WeightLayout resident_layout = preferred_layout(GgmlType::Q4_0, w.layers[0].wq.rows);
+  if (resident_layout != WeightLayout::kRowPanels) GTEST_SKIP() << "no row-panel kernel on this CPU";
+  int resident = 0, streamed = 0;
+  for (int l = 0; l < static_cast<int>(w.layers.size()); ++l) {
+    const bool pinned = w.unit_resident(l);
+    (pinned ? resident : streamed)++;
+    EXPECT_EQ(w.layers[l].wq.layout, pinned ? WeightLayout::kRowPanels : WeightLayout::kRows) << "layer " << l;
+    EXPECT_EQ(w.layers[l].ffn_down.layout, pinned ? WeightLayout::kRowPanels : WeightLayout::kRows) << "layer " << l;
+  }
+  EXPECT_GT(resident, 0);
+  EXPECT_GT(streamed, 0);
+}
 
 // The I/O still to come between two passes (what EdgeLLM's cost stop counts as free
 // drafting): right after a pass, the ring's read-ahead of the next pass's first units, at

@@ -1,0 +1,46 @@
+// The row-panel kernel (dot_panel.h) per Highway target: only AVX3_DL has one
+// (quant/vnni_row_panels-inl.h); every other target returns none.
+#include "quant/dot_panel.h"
+#include "quant/simd_targets.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "quant/dot_panel_q.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "quant/vnni_row_panels-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL
+#pragma GCC target("avx512vnni")  // the kernels of vnni_*-inl.h inline only into VNNI code
+#endif
+namespace sf::quant::HWY_NAMESPACE {
+
+DotTile GetPanelTile(GgmlType weight_type, GgmlType activation_type) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (weight_type == GgmlType::Q4_0 && activation_type == GgmlType::Q8_0)
+    return DotTile{&VnniPanelRun, &VnniActPreparedBytes, &VnniActPrepare, 1};
+#endif
+  (void)weight_type;
+  (void)activation_type;
+  return DotTile{};
+}
+
+}  // namespace sf::quant::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace sf {
+namespace quant {
+HWY_EXPORT(GetPanelTile);
+}  // namespace quant
+
+DotTile find_panel_tile(GgmlType weight_type, GgmlType activation_type) {
+  return find_panel_tile_for_target(weight_type, activation_type, 0);
+}
+
+DotTile find_panel_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target) {
+  return quant::pick_target(quant::HWY_DISPATCH_TABLE(GetPanelTile), target)(weight_type, activation_type);
+}
+
+}  // namespace sf
+#endif  // HWY_ONCE

@@ -1,0 +1,40 @@
+// Row panels: a layout of a weight matrix for CPUs whose kernels put one WEIGHT row in each
+// lane of a vector (quant/vnni_row_panels-inl.h), the layout that makes one-token decode
+// cheap: with GGUF's row-major blocks, a one-row dot product must reduce each block's lanes
+// horizontally and gather the rows' scales, which costs more than streaming the bytes.
+//
+// Sixteen consecutive rows form a panel. A panel occupies exactly the bytes its 16 rows
+// occupied (so row r's panel starts at data + (r / 16) * 16 * row_bytes, and the matrix's
+// size, alignment and memory budget do not change); inside it, blocks are interleaved by
+// column: for each block column b, one Q4_0PanelBlock holds the 16 rows' block b.
+//
+// Converted in place when resident weights are loaded (model/model_weights.cc), only for
+// types and CPUs that have panel kernels (quant/dot_panel.h) and for row counts that are a
+// multiple of 16. The floats are the same either way: the kernels follow one per-element
+// definition of each dot product (quant/vnni_q-inl.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "quant/ggml_type.h"
+
+namespace sf {
+
+inline constexpr int64_t kRowPanelRows = 16;
+
+// How a matrix's rows are stored: GGUF's row-major blocks, or row panels (above).
+enum class WeightLayout : uint8_t { kRows, kRowPanels };
+
+// The weight types that have a row-panel layout: Q4_0.
+bool has_row_panel_layout(GgmlType type);
+
+// Converts the `rows` rows (GGUF order, row_bytes(type, cols) each) at data to row panels,
+// in place. rows must be a multiple of kRowPanelRows and the type one with the layout.
+void pack_row_panels(GgmlType type, uint8_t* data, int64_t rows, int64_t cols);
+
+// Copies row r of a row-panel matrix out in GGUF order (row_bytes(type, cols) bytes), for
+// the code that reads single rows (dequantising, the exit heads).
+void unpack_panel_row(GgmlType type, const uint8_t* data, int64_t r, int64_t cols, uint8_t* row_out);
+
+}  // namespace sf

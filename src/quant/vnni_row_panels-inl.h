@@ -1,0 +1,182 @@
+// The AVX512-VNNI kernel for Q4_0 weights in row panels (quant/row_panels.h), used by
+// dot_panel_q.cc in its AVX3_DL pass, for every batch size.
+//
+// One WEIGHT row per lane: a panel block's four 64-byte groups give every lane (row) four
+// quant bytes; masked and shifted, they are the eight unsigned operands, and each of an
+// activation block's eight words, broadcast, is the signed one. Eight vpdpbusd leave each
+// lane with its row's exact block dot, the 16 rows' scales are one load, and the block's
+// scale product and fma are one vector op each: no horizontal reduction and no gather, which
+// is what the row-major one-row kernel spends most of its time on. The unpacked weights are
+// shared by up to four activation rows, so a batch costs in proportion to its size (the
+// activation-panel tile of vnni_q-inl.h computes 16 activation rows whatever the batch).
+//
+// The result follows vnni_q-inl.h's per-element definition (block b into chain (b/2) mod 4
+// in block order, p_b = d_w * d_x, then ChainSum's tree), so it equals the row-major
+// kernels' float for float.
+#if defined(SF_QUANT_VNNI_ROW_PANELS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SF_QUANT_VNNI_ROW_PANELS_INL_H_
+#undef SF_QUANT_VNNI_ROW_PANELS_INL_H_
+#else
+#define SF_QUANT_VNNI_ROW_PANELS_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#if HWY_ARCH_X86
+#include <immintrin.h>  // used only in the AVX3_DL pass below
+#endif
+
+#include <cstring>
+#include <type_traits>
+
+#include "base/fp16.h"
+#include "hwy/cache_control.h"
+#include "quant/block_types.h"
+#include "quant/row_panel_blocks.h"
+
+HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL
+#pragma GCC target("avx512vnni")  // see vnni_q-inl.h
+#endif
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, see vnni_q-inl.h
+namespace sf::quant::HWY_NAMESPACE {
+
+#if HWY_TARGET == HWY_AVX3_DL
+
+inline constexpr int kPanelRows = 16;
+// Panel blocks fetched ahead of the one in use (9 KB): decode streams the weights from
+// DRAM, and this many outstanding lines lift one thread from ~21 to ~36 GB/s here.
+inline constexpr int64_t kPanelPrefetchBlocks = 32;
+// Activation rows sharing one unpacking of the weights (4 x 4 chain vectors in registers).
+inline constexpr int kActRowsPerPass = 4;
+
+// An activation block as the kernel reads it: the quants, the Q4_0 bias -8 sum(x) and the
+// scale d_x, prepared once per matmul (40 bytes where the Q8_0 block had 34).
+struct VnniActBlock {
+  int8_t qs[32];
+  int32_t bias;
+  float scale;
+};
+
+inline size_t VnniActPreparedBytes(int64_t n_act, int64_t n) {
+  return static_cast<size_t>(n_act * (n / kQK)) * sizeof(VnniActBlock);
+}
+
+inline void VnniActPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
+  const float* f16 = fp16_table();
+  const int64_t nb = n / kQK;
+  auto* out = static_cast<VnniActBlock*>(prepared);
+  for (int64_t c = 0; c < n_act; ++c) {
+    const auto* x = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * act_stride);
+    for (int64_t b = 0; b < nb; ++b) {
+      VnniActBlock& xb = out[c * nb + b];
+      std::memcpy(xb.qs, x[b].qs, sizeof(xb.qs));
+      int32_t sum = 0;
+      for (int e = 0; e < kQK; ++e) sum += x[b].qs[e];
+      xb.bias = -8 * sum;
+      xb.scale = f16[x[b].d];
+    }
+  }
+}
+
+// Block ib of one panel x A activation rows into each activation row's chain, chains[a].
+template <int A>
+HWY_INLINE void PanelRowsBlock(const Q4_0PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  __m512i g[8];
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m512i q = _mm512_loadu_si512(wb.qs[k]);
+    g[k] = _mm512_and_si512(q, low);                            // elements 4k..4k+3 of each row
+    g[k + 4] = _mm512_and_si512(_mm512_srli_epi16(q, 4), low);  // elements 16+4k..16+4k+3
+  }
+  const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
+#pragma GCC unroll 4
+  for (int a = 0; a < A; ++a) {
+    const VnniActBlock& xb = x[a][ib];
+    int32_t words[8];
+    std::memcpy(words, xb.qs, sizeof(words));
+    // Two partial sums so the vpdpbusd latency overlaps; integer adds are exact.
+    __m512i s0 = _mm512_set1_epi32(xb.bias), s1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      s0 = _mm512_dpbusd_epi32(s0, g[k], _mm512_set1_epi32(words[k]));
+      s1 = _mm512_dpbusd_epi32(s1, g[k + 4], _mm512_set1_epi32(words[k + 4]));
+    }
+    const __m512 p = _mm512_mul_ps(dw, _mm512_set1_ps(xb.scale));
+    chains[a] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), p, chains[a]);
+  }
+}
+
+// One panel x A activation rows: lanes[a] lane j = weight row j with activation row a. The
+// 4 chains stay in registers: blocks go 8 at a time, chain j taking blocks 8s + 2j, 8s + 2j + 1.
+template <int A>
+HWY_INLINE void PanelRowsT(const Q4_0PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* lanes) {
+  __m512 c0[A], c1[A], c2[A], c3[A];
+#pragma GCC unroll 4
+  for (int a = 0; a < A; ++a) c0[a] = c1[a] = c2[a] = c3[a] = _mm512_setzero_ps();
+  const auto step = [&](int64_t ib, __m512* chain) HWY_ATTR {
+    if (ib >= nb) return;
+    // Past the panel's end this fetches the next panel's (usually this thread's next) or
+    // nothing useful; a prefetch never faults.
+    const auto* ahead = reinterpret_cast<const char*>(panel + ib + kPanelPrefetchBlocks);
+    for (size_t o = 0; o < sizeof(Q4_0PanelBlock); o += 64) hwy::Prefetch(ahead + o);
+    PanelRowsBlock<A>(panel[ib], x, ib, chain);
+  };
+  for (int64_t b0 = 0; b0 < nb; b0 += 8) {
+    step(b0, c0);
+    step(b0 + 1, c0);
+    step(b0 + 2, c1);
+    step(b0 + 3, c1);
+    step(b0 + 4, c2);
+    step(b0 + 5, c2);
+    step(b0 + 6, c3);
+    step(b0 + 7, c3);
+  }
+  // ChainSum's tree, lane by lane.
+#pragma GCC unroll 4
+  for (int a = 0; a < A; ++a) lanes[a] = _mm512_add_ps(_mm512_add_ps(c0[a], c2[a]), _mm512_add_ps(c1[a], c3[a]));
+}
+
+// The tile on prepared activations (VnniActPrepare) over whole panels: out[c * out_stride +
+// r] for r < n_rows (a multiple of 16, weight at a panel's first byte), c < n_act.
+inline void VnniPanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
+                         size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
+  const auto* w = static_cast<const uint8_t*>(weight);
+  const int64_t nb = n / kQK;
+  const auto* x = static_cast<const VnniActBlock*>(prepared);
+  for (int64_t r = 0; r < n_rows; r += kPanelRows) {
+    const auto* panel = reinterpret_cast<const Q4_0PanelBlock*>(w + r * row_stride);
+    const auto pass = [&](auto act_rows, int64_t c) HWY_ATTR {
+      constexpr int A = decltype(act_rows)::value;
+      const VnniActBlock* xs[A];
+      for (int a = 0; a < A; ++a) xs[a] = x + (c + a) * nb;
+      __m512 lanes[A];
+      PanelRowsT<A>(panel, xs, nb, lanes);
+      for (int a = 0; a < A; ++a) _mm512_storeu_ps(out + (c + a) * out_stride + r, lanes[a]);
+    };
+    int64_t c = 0;
+    for (; c + kActRowsPerPass <= n_act; c += kActRowsPerPass) pass(std::integral_constant<int, kActRowsPerPass>{}, c);
+    switch (n_act - c) {
+      case 3:
+        pass(std::integral_constant<int, 3>{}, c);
+        break;
+      case 2:
+        pass(std::integral_constant<int, 2>{}, c);
+        break;
+      case 1:
+        pass(std::integral_constant<int, 1>{}, c);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+#endif  // HWY_TARGET == HWY_AVX3_DL
+
+}  // namespace sf::quant::HWY_NAMESPACE
+#pragma GCC diagnostic pop
+HWY_AFTER_NAMESPACE();
+
+#endif  // SF_QUANT_VNNI_ROW_PANELS_INL_H_ toggle
