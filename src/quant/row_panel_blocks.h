@@ -1,18 +1,31 @@
-// The byte layout of one row-panel block (quant/row_panels.h), internal to quant/.
+// The byte layouts of row-panel blocks (quant/row_panels.h), internal to quant/. Each holds
+// one block column of 16 rows in exactly the bytes of the 16 GGUF blocks it replaces, with
+// every per-row field interleaved so that one 512-bit load gives each lane (row) its part.
 #pragma once
 
 #include <cstdint>
 
+#include "quant/block_types.h"
+
 namespace sf::quant {
 
-// Block column b of 16 rows of a Q4_0 matrix: the 16 scales, then the quants as four groups
-// of 64 bytes in which bytes 4j..4j+3 of group k are row j's qs[4k..4k+3], so one 512-bit
-// load gives each lane (row) four bytes, i.e. elements 4k..4k+3 in the low nibbles and
-// 16+4k..16+4k+3 in the high ones. 288 bytes: exactly the 16 GGUF blocks it replaces.
+// Q4_0: the 16 scales, then the quants as four groups of 64 bytes in which bytes 4j..4j+3
+// of group k are row j's qs[4k..4k+3] (elements 4k..4k+3 in the low nibbles, 16+4k..19+4k
+// in the high ones).
 struct Q4_0PanelBlock {
   uint16_t d[16];
   uint8_t qs[4][64];
 };
-static_assert(sizeof(Q4_0PanelBlock) == 16 * 18, "a panel block holds 16 Q4_0 blocks");
+static_assert(sizeof(Q4_0PanelBlock) == 16 * sizeof(BlockQ4_0), "a panel block holds 16 Q4_0 blocks");
+
+// Q4_K: the 16 d and dmin, row j's 12 bytes of packed scales and mins as bytes 4j..4j+3 of
+// scales[0..2], and its 128 quant bytes as bytes 4j..4j+3 of qs[0..31].
+struct Q4_KPanelBlock {
+  uint16_t d[16];
+  uint16_t dmin[16];
+  uint8_t scales[3][64];
+  uint8_t qs[32][64];
+};
+static_assert(sizeof(Q4_KPanelBlock) == 16 * sizeof(BlockQ4_K), "a panel block holds 16 Q4_K blocks");
 
 }  // namespace sf::quant

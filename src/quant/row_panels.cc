@@ -8,49 +8,107 @@
 #include "quant/row_panel_blocks.h"
 
 namespace sf {
+namespace {
 
 using quant::BlockQ4_0;
-using quant::kQK;
+using quant::BlockQ4_K;
 using quant::Q4_0PanelBlock;
+using quant::Q4_KPanelBlock;
 
-bool has_row_panel_layout(GgmlType type) { return type == GgmlType::Q4_0; }
+// Row j's `words` 32-bit words of src as bytes 4j..4j+3 of dst[0..words-1] (64 bytes each),
+// and back.
+void interleave_words(const uint8_t* src, uint8_t (*dst)[64], int words, int j) {
+  for (int k = 0; k < words; ++k) std::memcpy(&dst[k][4 * j], src + 4 * k, 4);
+}
+void deinterleave_words(const uint8_t (*src)[64], uint8_t* dst, int words, int j) {
+  for (int k = 0; k < words; ++k) std::memcpy(dst + 4 * k, &src[k][4 * j], 4);
+}
 
-void pack_row_panels(GgmlType type, uint8_t* data, int64_t rows, int64_t cols) {
-  SF_CHECK(has_row_panel_layout(type), "no row-panel layout for %s", type_name(type));
-  SF_CHECK(rows % kRowPanelRows == 0 && cols % kQK == 0, "row panels need rows %% 16 == 0, whole blocks");
-  const int64_t nb = cols / kQK;
-  const size_t panel_bytes = static_cast<size_t>(kRowPanelRows * nb) * sizeof(BlockQ4_0);
+// One format's block and panel block, and how row j moves between them.
+struct Q4_0Panels {
+  using Block = BlockQ4_0;
+  using PanelBlock = Q4_0PanelBlock;
+  static void to_panel(const Block& b, PanelBlock& p, int j) {
+    p.d[j] = b.d;
+    interleave_words(b.qs, p.qs, 4, j);
+  }
+  static void from_panel(const PanelBlock& p, Block& b, int j) {
+    b.d = p.d[j];
+    deinterleave_words(p.qs, b.qs, 4, j);
+  }
+};
+struct Q4_KPanels {
+  using Block = BlockQ4_K;
+  using PanelBlock = Q4_KPanelBlock;
+  static void to_panel(const Block& b, PanelBlock& p, int j) {
+    p.d[j] = b.d;
+    p.dmin[j] = b.dmin;
+    interleave_words(b.scales, p.scales, 3, j);
+    interleave_words(b.qs, p.qs, 32, j);
+  }
+  static void from_panel(const PanelBlock& p, Block& b, int j) {
+    b.d = p.d[j];
+    b.dmin = p.dmin[j];
+    deinterleave_words(p.scales, b.scales, 3, j);
+    deinterleave_words(p.qs, b.qs, 32, j);
+  }
+};
+
+template <class F>
+void pack(uint8_t* data, int64_t rows, int64_t blocks_per_row) {
+  using Block = typename F::Block;
+  using PanelBlock = typename F::PanelBlock;
+  const size_t panel_bytes = static_cast<size_t>(kRowPanelRows * blocks_per_row) * sizeof(Block);
   // A panel replaces exactly its 16 rows' bytes, so one panel's copy is all the scratch.
-  std::vector<BlockQ4_0> rows16(static_cast<size_t>(kRowPanelRows * nb));
+  std::vector<Block> rows16(static_cast<size_t>(kRowPanelRows * blocks_per_row));
+  PanelBlock pb;
   for (int64_t p = 0; p < rows / kRowPanelRows; ++p) {
     uint8_t* panel = data + static_cast<size_t>(p) * panel_bytes;
     std::memcpy(rows16.data(), panel, panel_bytes);
-    auto* out = reinterpret_cast<Q4_0PanelBlock*>(panel);
-    for (int64_t b = 0; b < nb; ++b) {
-      Q4_0PanelBlock pb;
-      for (int j = 0; j < kRowPanelRows; ++j) {
-        const BlockQ4_0& src = rows16[static_cast<size_t>(j * nb + b)];
-        pb.d[j] = src.d;
-        for (int k = 0; k < 4; ++k) std::memcpy(&pb.qs[k][4 * j], src.qs + 4 * k, 4);
-      }
-      std::memcpy(&out[b], &pb, sizeof(pb));
+    for (int64_t b = 0; b < blocks_per_row; ++b) {
+      for (int j = 0; j < kRowPanelRows; ++j) F::to_panel(rows16[static_cast<size_t>(j * blocks_per_row + b)], pb, j);
+      std::memcpy(panel + static_cast<size_t>(b) * sizeof(pb), &pb, sizeof(pb));
     }
+  }
+}
+
+template <class F>
+void unpack_row(const uint8_t* data, int64_t r, int64_t blocks_per_row, uint8_t* row_out) {
+  using Block = typename F::Block;
+  using PanelBlock = typename F::PanelBlock;
+  const size_t panel_bytes = static_cast<size_t>(kRowPanelRows * blocks_per_row) * sizeof(Block);
+  const uint8_t* panel = data + static_cast<size_t>(r / kRowPanelRows) * panel_bytes;
+  const int j = static_cast<int>(r % kRowPanelRows);
+  PanelBlock pb;
+  Block out;
+  for (int64_t b = 0; b < blocks_per_row; ++b) {
+    std::memcpy(&pb, panel + static_cast<size_t>(b) * sizeof(pb), sizeof(pb));
+    F::from_panel(pb, out, j);
+    std::memcpy(row_out + static_cast<size_t>(b) * sizeof(out), &out, sizeof(out));
+  }
+}
+
+}  // namespace
+
+bool has_row_panel_layout(GgmlType type) { return type == GgmlType::Q4_0 || type == GgmlType::Q4_K; }
+
+void pack_row_panels(GgmlType type, uint8_t* data, int64_t rows, int64_t cols) {
+  SF_CHECK(has_row_panel_layout(type), "no row-panel layout for %s", type_name(type));
+  SF_CHECK(rows % kRowPanelRows == 0 && cols % type_info(type).block_size == 0,
+           "row panels need rows %% 16 == 0, whole blocks");
+  if (type == GgmlType::Q4_0) {
+    pack<Q4_0Panels>(data, rows, cols / type_info(type).block_size);
+  } else {
+    pack<Q4_KPanels>(data, rows, cols / type_info(type).block_size);
   }
 }
 
 void unpack_panel_row(GgmlType type, const uint8_t* data, int64_t r, int64_t cols, uint8_t* row_out) {
   SF_CHECK(has_row_panel_layout(type), "no row-panel layout for %s", type_name(type));
-  const int64_t nb = cols / kQK;
-  const size_t panel_bytes = static_cast<size_t>(kRowPanelRows * nb) * sizeof(BlockQ4_0);
-  const auto* panel = data + static_cast<size_t>(r / kRowPanelRows) * panel_bytes;
-  const int j = static_cast<int>(r % kRowPanelRows);
-  for (int64_t b = 0; b < nb; ++b) {
-    Q4_0PanelBlock pb;
-    std::memcpy(&pb, panel + static_cast<size_t>(b) * sizeof(pb), sizeof(pb));
-    BlockQ4_0 out;
-    out.d = pb.d[j];
-    for (int k = 0; k < 4; ++k) std::memcpy(out.qs + 4 * k, &pb.qs[k][4 * j], 4);
-    std::memcpy(row_out + static_cast<size_t>(b) * sizeof(out), &out, sizeof(out));
+  if (type == GgmlType::Q4_0) {
+    unpack_row<Q4_0Panels>(data, r, cols / type_info(type).block_size, row_out);
+  } else {
+    unpack_row<Q4_KPanels>(data, r, cols / type_info(type).block_size, row_out);
   }
 }
 

@@ -6,7 +6,8 @@
 // Sixteen consecutive rows form a panel. A panel occupies exactly the bytes its 16 rows
 // occupied (so row r's panel starts at data + (r / 16) * 16 * row_bytes, and the matrix's
 // size, alignment and memory budget do not change); inside it, blocks are interleaved by
-// column: for each block column b, one Q4_0PanelBlock holds the 16 rows' block b.
+// column: for each block column b, one panel block (quant/row_panel_blocks.h) holds the 16
+// rows' block b.
 //
 // Converted in place when resident weights are loaded (model/model_weights.cc), only for
 // types and CPUs that have panel kernels (quant/dot_panel.h) and for row counts that are a
@@ -26,7 +27,7 @@ inline constexpr int64_t kRowPanelRows = 16;
 // How a matrix's rows are stored: GGUF's row-major blocks, or row panels (above).
 enum class WeightLayout : uint8_t { kRows, kRowPanels };
 
-// The weight types that have a row-panel layout: Q4_0.
+// The weight types that have a row-panel layout: Q4_0 and Q4_K.
 bool has_row_panel_layout(GgmlType type);
 
 // Converts the `rows` rows (GGUF order, row_bytes(type, cols) each) at data to row panels,

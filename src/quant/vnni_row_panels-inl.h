@@ -50,6 +50,28 @@ inline constexpr int64_t kPanelPrefetchBlocks = 32;
 // Activation rows sharing one unpacking of the weights (4 x 4 chain vectors in registers).
 inline constexpr int kActRowsPerPass = 4;
 
+// Calls pass(std::integral_constant<int, A>{}, c) over activation rows c..c+A-1: groups of
+// kMax (<= 4), then one group of the 1..kMax-1 rows left.
+template <int kMax, class Pass>
+HWY_INLINE void ForActRowGroups(int64_t n_act, const Pass& pass) {
+  static_assert(kMax >= 1 && kMax <= 4, "the remainder below is at most three rows");
+  int64_t c = 0;
+  for (; c + kMax <= n_act; c += kMax) pass(std::integral_constant<int, kMax>{}, c);
+  switch (n_act - c) {
+    case 3:
+      if constexpr (kMax > 3) pass(std::integral_constant<int, 3>{}, c);
+      break;
+    case 2:
+      if constexpr (kMax > 2) pass(std::integral_constant<int, 2>{}, c);
+      break;
+    case 1:
+      if constexpr (kMax > 1) pass(std::integral_constant<int, 1>{}, c);
+      break;
+    default:
+      break;
+  }
+}
+
 // An activation block as the kernel reads it: the quants, the Q4_0 bias -8 sum(x) and the
 // scale d_x, prepared once per matmul (40 bytes where the Q8_0 block had 34).
 struct VnniActBlock {
@@ -155,21 +177,7 @@ inline void VnniPanelRun(const void* weight, size_t row_stride, int64_t n_rows, 
       PanelRowsT<A>(panel, xs, nb, lanes);
       for (int a = 0; a < A; ++a) _mm512_storeu_ps(out + (c + a) * out_stride + r, lanes[a]);
     };
-    int64_t c = 0;
-    for (; c + kActRowsPerPass <= n_act; c += kActRowsPerPass) pass(std::integral_constant<int, kActRowsPerPass>{}, c);
-    switch (n_act - c) {
-      case 3:
-        pass(std::integral_constant<int, 3>{}, c);
-        break;
-      case 2:
-        pass(std::integral_constant<int, 2>{}, c);
-        break;
-      case 1:
-        pass(std::integral_constant<int, 1>{}, c);
-        break;
-      default:
-        break;
-    }
+    ForActRowGroups<kActRowsPerPass>(n_act, pass);
   }
 }
 

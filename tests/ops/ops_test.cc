@@ -122,31 +122,36 @@ TEST(Matmul, BatchInvariantAndThreadInvariant) {
 // where a panel kernel exists and the rows fill whole panels.
 TEST(Matmul, RowPanelsEqualRowsAtEveryBatchSize) {
   EXPECT_EQ(preferred_layout(GgmlType::Q8_0, 64), WeightLayout::kRows);
+  EXPECT_EQ(preferred_layout(GgmlType::Q6_K, 64), WeightLayout::kRows);
   EXPECT_EQ(preferred_layout(GgmlType::Q4_0, 40), WeightLayout::kRows);  // not whole panels
-  const WeightLayout q4_0 = preferred_layout(GgmlType::Q4_0, 48);
-  if (q4_0 != WeightLayout::kRowPanels) GTEST_SKIP() << "this CPU has no row-panel kernel (AVX512-VNNI)";
-  const int64_t rows = 48, cols = 544;  // three panels; 17 blocks
-  OwnedMatrix m = make_matrix(GgmlType::Q4_0, rows, cols, 5);
-  std::vector<uint8_t> panel_bytes = m.bytes;
-  pack_row_panels(GgmlType::Q4_0, panel_bytes.data(), rows, cols);
-  WeightMatrix panels = m.view;
-  panels.data = panel_bytes.data();
-  panels.layout = WeightLayout::kRowPanels;
-  std::vector<float> want(cols), got(cols);
-  for (int64_t r : {0, 17, 47}) {
-    dequantize_row(GgmlType::Q4_0, m.view.row(r), want.data(), cols);
-    dequantize_weight_row(panels, r, got.data());
-    EXPECT_EQ(want, got) << "row " << r;
-  }
-  ThreadPool pool(2);
-  for (int64_t n_tokens : {1, 2, 3, 4, 5, 9, 20}) {
-    const auto x = random_floats(static_cast<size_t>(n_tokens * cols), 21);
-    std::vector<float> from_rows(n_tokens * rows, -1.0f), from_panels(n_tokens * rows, -2.0f);
-    MatmulScratch scratch;
-    matmul(m.view, x.data(), n_tokens, cols, from_rows.data(), rows, pool, scratch);
-    matmul(panels, x.data(), n_tokens, cols, from_panels.data(), rows, pool, scratch);
-    for (size_t k = 0; k < from_rows.size(); ++k)
-      ASSERT_EQ(from_panels[k], from_rows[k]) << n_tokens << " tokens, element " << k;
+  if (preferred_layout(GgmlType::Q4_0, 48) != WeightLayout::kRowPanels)
+    GTEST_SKIP() << "this CPU has no row-panel kernel (AVX512-VNNI)";
+  EXPECT_EQ(preferred_layout(GgmlType::Q4_K, 48), WeightLayout::kRowPanels);
+  // Three panels; 17 Q4_0 blocks, 3 Q4_K super-blocks.
+  for (const auto& [type, cols] : {std::pair{GgmlType::Q4_0, int64_t{544}}, std::pair{GgmlType::Q4_K, int64_t{768}}}) {
+    const int64_t rows = 48;
+    OwnedMatrix m = make_matrix(type, rows, cols, 5);
+    std::vector<uint8_t> panel_bytes = m.bytes;
+    pack_row_panels(type, panel_bytes.data(), rows, cols);
+    WeightMatrix panels = m.view;
+    panels.data = panel_bytes.data();
+    panels.layout = WeightLayout::kRowPanels;
+    std::vector<float> want(cols), got(cols);
+    for (int64_t r : {0, 17, 47}) {
+      dequantize_row(type, m.view.row(r), want.data(), cols);
+      dequantize_weight_row(panels, r, got.data());
+      EXPECT_EQ(want, got) << type_name(type) << " row " << r;
+    }
+    ThreadPool pool(2);
+    for (int64_t n_tokens : {1, 2, 3, 4, 5, 9, 20}) {
+      const auto x = random_floats(static_cast<size_t>(n_tokens * cols), 21);
+      std::vector<float> from_rows(n_tokens * rows, -1.0f), from_panels(n_tokens * rows, -2.0f);
+      MatmulScratch scratch;
+      matmul(m.view, x.data(), n_tokens, cols, from_rows.data(), rows, pool, scratch);
+      matmul(panels, x.data(), n_tokens, cols, from_panels.data(), rows, pool, scratch);
+      for (size_t k = 0; k < from_rows.size(); ++k)
+        ASSERT_EQ(from_panels[k], from_rows[k]) << type_name(type) << ", " << n_tokens << " tokens, element " << k;
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-// Row panels (quant/row_panels.h) and their kernel (quant/dot_panel.h): the layout keeps
+// Row panels (quant/row_panels.h) and their kernels (quant/dot_panel.h): the layout keeps
 // every byte of every row, and the kernel gives, for every batch size, exactly the floats
 // the same target's one-row dot gives on the rows in GGUF order.
 #include "quant/row_panels.h"
@@ -22,33 +22,51 @@ uint32_t bits(float f) {
   return b;
 }
 
-// rows x n Q4_0 weights, row-major (GGUF order).
-std::vector<uint8_t> q4_0_rows(int64_t rows, int64_t n) {
-  const size_t stride = row_bytes(GgmlType::Q4_0, n);
+// The formats with the layout, their activation format and row lengths to test: one to a
+// few blocks (counts below and above the kernels' unrolling) and a long row.
+struct PanelFormat {
+  GgmlType type, act_type;
+  std::vector<int64_t> sizes;
+};
+const std::vector<PanelFormat>& panel_formats() {
+  static const std::vector<PanelFormat> formats = {
+      {GgmlType::Q4_0, GgmlType::Q8_0, {32, 96, 288, 2080}},
+      {GgmlType::Q4_K, GgmlType::Q8_K, {256, 768, 2816}},
+  };
+  return formats;
+}
+
+// rows x n weights, row-major (GGUF order).
+std::vector<uint8_t> weight_rows(GgmlType type, int64_t rows, int64_t n) {
+  const size_t stride = row_bytes(type, n);
   std::vector<uint8_t> w(stride * rows);
   for (int64_t r = 0; r < rows; ++r) {
-    const auto q = test::quantized(GgmlType::Q4_0, test::random_row(n, static_cast<uint32_t>(n * 10 + r), 0.05f));
+    const auto q = test::quantized(type, test::random_row(n, static_cast<uint32_t>(n * 10 + r), 0.05f));
     std::memcpy(w.data() + r * stride, q.data(), stride);
   }
   return w;
 }
 
-TEST(RowPanels, OnlyQ4_0HasTheLayout) {
-  for (GgmlType type : test::all_types()) EXPECT_EQ(has_row_panel_layout(type), type == GgmlType::Q4_0);
+TEST(RowPanels, OnlyQ4_0AndQ4_KHaveTheLayout) {
+  for (GgmlType type : test::all_types())
+    EXPECT_EQ(has_row_panel_layout(type), type == GgmlType::Q4_0 || type == GgmlType::Q4_K) << type_name(type);
 }
 
 TEST(RowPanels, PackingMovesEveryByteAndUnpackingGivesEachRowBack) {
-  for (int64_t n : {32, 96, 2080}) {
-    const int64_t rows = 48;  // three panels
-    const size_t stride = row_bytes(GgmlType::Q4_0, n);
-    const std::vector<uint8_t> original = q4_0_rows(rows, n);
-    std::vector<uint8_t> packed = original;
-    pack_row_panels(GgmlType::Q4_0, packed.data(), rows, n);
-    EXPECT_NE(packed, original) << "n=" << n;  // the layout really changed
-    std::vector<uint8_t> row(stride);
-    for (int64_t r = 0; r < rows; ++r) {
-      unpack_panel_row(GgmlType::Q4_0, packed.data(), r, n, row.data());
-      ASSERT_EQ(0, std::memcmp(row.data(), original.data() + r * stride, stride)) << "n=" << n << " row " << r;
+  for (const PanelFormat& f : panel_formats()) {
+    for (int64_t n : f.sizes) {
+      const int64_t rows = 48;  // three panels
+      const size_t stride = row_bytes(f.type, n);
+      const std::vector<uint8_t> original = weight_rows(f.type, rows, n);
+      std::vector<uint8_t> packed = original;
+      pack_row_panels(f.type, packed.data(), rows, n);
+      EXPECT_NE(packed, original) << type_name(f.type) << " n=" << n;  // the layout really changed
+      std::vector<uint8_t> row(stride);
+      for (int64_t r = 0; r < rows; ++r) {
+        unpack_panel_row(f.type, packed.data(), r, n, row.data());
+        ASSERT_EQ(0, std::memcmp(row.data(), original.data() + r * stride, stride))
+            << type_name(f.type) << " n=" << n << " row " << r;
+      }
     }
   }
 }
@@ -57,56 +75,64 @@ TEST(RowPanels, PackingMovesEveryByteAndUnpackingGivesEachRowBack) {
 // everything on the machine that uses the layout); every other target has none.
 TEST(PanelTile, ExistsExactlyOnAvx3Dl) {
   for (int64_t target : dot_kernel_targets()) {
-    const bool has = static_cast<bool>(find_panel_tile_for_target(GgmlType::Q4_0, GgmlType::Q8_0, target));
-    EXPECT_EQ(has, target == HWY_AVX3_DL) << dot_kernel_target_name(target);
+    for (const PanelFormat& f : panel_formats()) {
+      const bool has = static_cast<bool>(find_panel_tile_for_target(f.type, f.act_type, target));
+      EXPECT_EQ(has, target == HWY_AVX3_DL) << dot_kernel_target_name(target) << " " << type_name(f.type);
+    }
     EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q8_0, GgmlType::Q8_0, target));
     EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q4_0, GgmlType::Q8_K, target));
+    EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q6_K, GgmlType::Q8_K, target));
   }
   if (hwy::SupportedTargets() & HWY_AVX3_DL) {
     EXPECT_TRUE(find_panel_tile(GgmlType::Q4_0, GgmlType::Q8_0));
+    EXPECT_TRUE(find_panel_tile(GgmlType::Q4_K, GgmlType::Q8_K));
   }
 }
 
-// Two panels x 1..13 activation rows (every remainder of the four-row passes), block counts
-// that are not multiples of the eight-block chain step, each output against the target's
-// dot on the GGUF rows, bit for bit, and close to the scalar reference.
+// Two panels x 1..13 activation rows (every remainder of the kernels' passes over
+// activation rows), block counts that are not multiples of the kernels' unrolling, each
+// output against the target's dot on the GGUF rows, bit for bit, and close to the scalar
+// reference.
 TEST(PanelTile, BitIdenticalToDotOnTheRowsAndCloseToReference) {
   for (int64_t target : dot_kernel_targets()) {
-    const DotTile tile = find_panel_tile_for_target(GgmlType::Q4_0, GgmlType::Q8_0, target);
-    if (!tile) continue;
-    const DotKernel* kernel = find_dot_kernel_for_target(GgmlType::Q4_0, GgmlType::Q8_0, target);
-    const DotKernel* ref = find_dot_kernel_ref(GgmlType::Q4_0, GgmlType::Q8_0);
-    ASSERT_NE(kernel, nullptr);
-    ASSERT_NE(ref, nullptr);
-    for (int64_t n : {32, 96, 288, 2080}) {
-      const int64_t rows = 32, max_act = 13;
-      const size_t w_stride = row_bytes(GgmlType::Q4_0, n), x_stride = row_bytes(GgmlType::Q8_0, n);
-      const std::vector<uint8_t> w = q4_0_rows(rows, n);
-      std::vector<uint8_t> panels = w;
-      pack_row_panels(GgmlType::Q4_0, panels.data(), rows, n);
-      std::vector<uint8_t> x(x_stride * max_act);
-      for (int64_t c = 0; c < max_act; ++c) {
-        const auto f = test::random_row(n, static_cast<uint32_t>(n * 1000 + c + 7), 2.0f);
-        kernel->quantize_activation(f.data(), x.data() + c * x_stride, n);
-      }
-      for (int64_t n_act = 1; n_act <= max_act; ++n_act) {
-        const int64_t out_stride = rows + 5;  // wider than the rows written
-        std::vector<float> out(out_stride * n_act, -1.0f);
-        std::vector<uint8_t> prepared(tile.prepared_bytes(n_act, n));
-        tile.prepare(x.data(), x_stride, n_act, n, prepared.data());
-        tile.run(panels.data(), w_stride, rows, prepared.data(), x_stride, n_act, n, out.data(), out_stride);
-        std::vector<float> want_ref, got;
-        for (int64_t c = 0; c < n_act; ++c) {
-          for (int64_t r = 0; r < rows; ++r) {
-            const float d = kernel->dot(w.data() + r * w_stride, x.data() + c * x_stride, n);
-            ASSERT_EQ(bits(out[c * out_stride + r]), bits(d))
-                << dot_kernel_target_name(target) << " n=" << n << " act=" << n_act << " (" << r << "," << c << ")";
-            want_ref.push_back(ref->dot(w.data() + r * w_stride, x.data() + c * x_stride, n));
-            got.push_back(out[c * out_stride + r]);
-          }
-          for (int64_t r = rows; r < out_stride; ++r) ASSERT_EQ(out[c * out_stride + r], -1.0f);
+    for (const PanelFormat& f : panel_formats()) {
+      const DotTile tile = find_panel_tile_for_target(f.type, f.act_type, target);
+      if (!tile) continue;
+      const DotKernel* kernel = find_dot_kernel_for_target(f.type, f.act_type, target);
+      const DotKernel* ref = find_dot_kernel_ref(f.type, f.act_type);
+      ASSERT_NE(kernel, nullptr);
+      ASSERT_NE(ref, nullptr);
+      for (int64_t n : f.sizes) {
+        const int64_t rows = 32, max_act = 13;
+        const size_t w_stride = row_bytes(f.type, n), x_stride = row_bytes(f.act_type, n);
+        const std::vector<uint8_t> w = weight_rows(f.type, rows, n);
+        std::vector<uint8_t> panels = w;
+        pack_row_panels(f.type, panels.data(), rows, n);
+        std::vector<uint8_t> x(x_stride * max_act);
+        for (int64_t c = 0; c < max_act; ++c) {
+          const auto v = test::random_row(n, static_cast<uint32_t>(n * 1000 + c + 7), 2.0f);
+          kernel->quantize_activation(v.data(), x.data() + c * x_stride, n);
         }
-        EXPECT_LT(test::relative_rmse(want_ref, got), 1e-5) << "n=" << n;
+        for (int64_t n_act = 1; n_act <= max_act; ++n_act) {
+          const int64_t out_stride = rows + 5;  // wider than the rows written
+          std::vector<float> out(out_stride * n_act, -1.0f);
+          std::vector<uint8_t> prepared(tile.prepared_bytes(n_act, n));
+          tile.prepare(x.data(), x_stride, n_act, n, prepared.data());
+          tile.run(panels.data(), w_stride, rows, prepared.data(), x_stride, n_act, n, out.data(), out_stride);
+          std::vector<float> want_ref, got;
+          for (int64_t c = 0; c < n_act; ++c) {
+            for (int64_t r = 0; r < rows; ++r) {
+              const float d = kernel->dot(w.data() + r * w_stride, x.data() + c * x_stride, n);
+              ASSERT_EQ(bits(out[c * out_stride + r]), bits(d))
+                  << dot_kernel_target_name(target) << " " << type_name(f.type) << " n=" << n << " act=" << n_act
+                  << " (" << r << "," << c << ")";
+              want_ref.push_back(ref->dot(w.data() + r * w_stride, x.data() + c * x_stride, n));
+              got.push_back(out[c * out_stride + r]);
+            }
+            for (int64_t r = rows; r < out_stride; ++r) ASSERT_EQ(out[c * out_stride + r], -1.0f);
+          }
+          EXPECT_LT(test::relative_rmse(want_ref, got), 1e-5) << type_name(f.type) << " n=" << n;
+        }
       }
     }
   }

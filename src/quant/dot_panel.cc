@@ -1,13 +1,16 @@
-// The row-panel kernel (dot_panel.h) per Highway target: only AVX3_DL has one
-// (quant/vnni_row_panels-inl.h); every other target returns none.
+// The row-panel kernels (dot_panel.h) per Highway target: only AVX3_DL has them, for Q4_0
+// (quant/vnni_row_panels-inl.h) and Q4_K (vnni_row_panels_k-inl.h); every other target
+// returns none.
 #include "quant/dot_panel.h"
+
 #include "quant/simd_targets.h"
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "quant/dot_panel_q.cc"
+#define HWY_TARGET_INCLUDE "quant/dot_panel.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "quant/vnni_row_panels-inl.h"
+#include "quant/vnni_row_panels_k-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -19,6 +22,8 @@ DotTile GetPanelTile(GgmlType weight_type, GgmlType activation_type) {
 #if HWY_TARGET == HWY_AVX3_DL
   if (weight_type == GgmlType::Q4_0 && activation_type == GgmlType::Q8_0)
     return DotTile{&VnniPanelRun, &VnniActPreparedBytes, &VnniActPrepare, 1};
+  if (weight_type == GgmlType::Q4_K && activation_type == GgmlType::Q8_K)
+    return DotTile{&VnniK4PanelRun, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
 #endif
   (void)weight_type;
   (void)activation_type;

@@ -1,0 +1,182 @@
+// The AVX512-VNNI kernel for Q4_K weights in row panels (quant/row_panels.h), used by
+// dot_panel.cc in its AVX3_DL pass, for every batch size: one WEIGHT row per lane, as the
+// Q4_0 kernel of vnni_row_panels-inl.h.
+//
+// Per super-block, each lane (row) gets its eight six-bit scales and mins from three loads
+// of the interleaved packed bytes and a few shifts and masks; each of the 32 quant groups is
+// one load giving every lane four bytes, i.e. the low nibbles for sub-block 2g and the high
+// ones for 2g + 1; sixteen vpdpbusd against broadcast activation words give a sub-block
+// pair's exact dots, which the scales weight with one multiply each. The result follows
+// vnni_k-inl.h's per-element definition (the exact integers A_i and B_i, two chains a and b
+// over the super-blocks, a - b), so it equals the row-major kernels' float for float.
+#if defined(SF_QUANT_VNNI_ROW_PANELS_K_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SF_QUANT_VNNI_ROW_PANELS_K_INL_H_
+#undef SF_QUANT_VNNI_ROW_PANELS_K_INL_H_
+#else
+#define SF_QUANT_VNNI_ROW_PANELS_K_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#if HWY_ARCH_X86
+#include <immintrin.h>  // used only in the AVX3_DL pass below
+#endif
+
+#include <cstring>
+#include <type_traits>
+
+#include "hwy/cache_control.h"
+#include "quant/block_types.h"
+#include "quant/row_panel_blocks.h"
+#include "quant/vnni_row_panels-inl.h"  // ForActRowGroups
+
+HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL
+#pragma GCC target("avx512vnni")  // see vnni_q-inl.h
+#endif
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, see vnni_q-inl.h
+namespace sf::quant::HWY_NAMESPACE {
+
+#if HWY_TARGET == HWY_AVX3_DL
+
+// Panel super-blocks (2,304 bytes each) fetched ahead of the one in use: 2 gave one thread
+// ~37 GB/s from DRAM where 1 gave ~30 (row-major Q4_K: ~26).
+inline constexpr int64_t kK4PanelPrefetchBlocks = 2;
+// Activation rows sharing one unpacking of a sub-block pair's weights (16 registers); 8
+// spills and is slower from 16 rows on.
+inline constexpr int kK4ActRowsPerPass = 4;
+
+// A Q8_K activation block as the kernel reads it: the quants, the eight sub-block sums (for
+// B_i) and d, prepared once per matmul; 320 bytes, five cache lines.
+struct VnniK4ActBlock {
+  int8_t qs[256];
+  int32_t sums[8];
+  float d;
+  int32_t pad[7];
+};
+static_assert(sizeof(VnniK4ActBlock) == 320, "whole cache lines");
+
+inline size_t VnniK4ActPreparedBytes(int64_t n_act, int64_t n) {
+  return static_cast<size_t>(n_act * (n / kQK_K)) * sizeof(VnniK4ActBlock);
+}
+
+inline void VnniK4ActPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
+  const int64_t nb = n / kQK_K;
+  auto* out = static_cast<VnniK4ActBlock*>(prepared);
+  for (int64_t c = 0; c < n_act; ++c) {
+    const auto* x = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * act_stride);
+    for (int64_t b = 0; b < nb; ++b) {
+      VnniK4ActBlock& xb = out[c * nb + b];
+      std::memset(&xb, 0, sizeof(xb));
+      std::memcpy(xb.qs, x[b].qs, sizeof(xb.qs));
+      for (int s = 0; s < 8; ++s) xb.sums[s] = x[b].bsums[2 * s] + x[b].bsums[2 * s + 1];
+      xb.d = x[b].d;
+    }
+  }
+}
+
+// Lane j's scale (or min) s, 0..7, from the per-lane words of scales 0-3 and 4-7.
+HWY_INLINE __m512i LaneByte(__m512i low4, __m512i high4, int s) {
+  const __m512i word = s < 4 ? low4 : high4;
+  return _mm512_and_si512(_mm512_srli_epi32(word, 8 * (s & 3)), _mm512_set1_epi32(0xFF));
+}
+
+// Super-block i of one panel x A activation rows into the chains a[] and b[].
+template <int A>
+HWY_INLINE void K4PanelBlock(const Q4_KPanelBlock& wb, const VnniK4ActBlock* const* x, int64_t i, __m512* a,
+                             __m512* b) {
+  // unpack_scale_min_k4 on every lane at once (see K4ScaleMin in vnni_k-inl.h).
+  const __m512i w0 = _mm512_loadu_si512(wb.scales[0]);
+  const __m512i w1 = _mm512_loadu_si512(wb.scales[1]);
+  const __m512i w2 = _mm512_loadu_si512(wb.scales[2]);
+  const __m512i low6 = _mm512_set1_epi8(0x3F), low4 = _mm512_set1_epi8(0x0F), top2 = _mm512_set1_epi8(0x30);
+  const __m512i scales03 = _mm512_and_si512(w0, low6);
+  const __m512i mins03 = _mm512_and_si512(w1, low6);
+  const __m512i scales47 =
+      _mm512_or_si512(_mm512_and_si512(w2, low4), _mm512_and_si512(_mm512_srli_epi32(w0, 2), top2));
+  const __m512i mins47 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(w2, 4), low4),
+                                         _mm512_and_si512(_mm512_srli_epi32(w1, 2), top2));
+  __m512i big_a[A], big_b[A];
+#pragma GCC unroll 4
+  for (int r = 0; r < A; ++r) {
+    big_a[r] = _mm512_setzero_si512();
+    big_b[r] = _mm512_setzero_si512();
+  }
+  // B_i: mins x the activation's sub-block sums.
+#pragma GCC unroll 8
+  for (int s = 0; s < 8; ++s) {
+    const __m512i m = LaneByte(mins03, mins47, s);
+#pragma GCC unroll 4
+    for (int r = 0; r < A; ++r)
+      big_b[r] = _mm512_add_epi32(big_b[r], _mm512_mullo_epi32(m, _mm512_set1_epi32(x[r][i].sums[s])));
+  }
+  // A_i: sub-block pair g at a time.
+#pragma GCC unroll 1
+  for (int g = 0; g < 4; ++g) {
+    __m512i lo[8], hi[8];
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+      const __m512i q = _mm512_loadu_si512(wb.qs[8 * g + k]);
+      lo[k] = _mm512_and_si512(q, low4);
+      hi[k] = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);
+    }
+    const __m512i scale_lo = LaneByte(scales03, scales47, 2 * g);
+    const __m512i scale_hi = LaneByte(scales03, scales47, 2 * g + 1);
+#pragma GCC unroll 4
+    for (int r = 0; r < A; ++r) {
+      int32_t words[16];
+      std::memcpy(words, x[r][i].qs + 64 * g, sizeof(words));
+      __m512i dot_lo = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        dot_lo = _mm512_dpbusd_epi32(dot_lo, lo[k], _mm512_set1_epi32(words[k]));
+        dot_hi = _mm512_dpbusd_epi32(dot_hi, hi[k], _mm512_set1_epi32(words[8 + k]));
+      }
+      big_a[r] = _mm512_add_epi32(
+          big_a[r], _mm512_add_epi32(_mm512_mullo_epi32(dot_lo, scale_lo), _mm512_mullo_epi32(dot_hi, scale_hi)));
+    }
+  }
+  const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
+  const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.dmin)));
+#pragma GCC unroll 4
+  for (int r = 0; r < A; ++r) {
+    const __m512 dx = _mm512_set1_ps(x[r][i].d);
+    a[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(big_a[r]), _mm512_mul_ps(d, dx), a[r]);
+    b[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(big_b[r]), _mm512_mul_ps(dmin, dx), b[r]);
+  }
+}
+
+// The tile on prepared activations (VnniK4ActPrepare) over whole panels: out[c * out_stride
+// + r] for r < n_rows (a multiple of 16, weight at a panel's first byte), c < n_act.
+inline void VnniK4PanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
+                           size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
+  const auto* w = static_cast<const uint8_t*>(weight);
+  const int64_t nb = n / kQK_K;
+  const auto* x = static_cast<const VnniK4ActBlock*>(prepared);
+  for (int64_t r = 0; r < n_rows; r += 16) {
+    const auto* panel = reinterpret_cast<const Q4_KPanelBlock*>(w + r * row_stride);
+    const auto pass = [&](auto act_rows, int64_t c) HWY_ATTR {
+      constexpr int A = decltype(act_rows)::value;
+      const VnniK4ActBlock* xs[A];
+      for (int k = 0; k < A; ++k) xs[k] = x + (c + k) * nb;
+      __m512 a[A], b[A];
+      for (int k = 0; k < A; ++k) a[k] = b[k] = _mm512_setzero_ps();
+      for (int64_t i = 0; i < nb; ++i) {
+        // Decode streams the weights from DRAM: fetch the super-block two ahead (36 lines).
+        const auto* ahead = reinterpret_cast<const char*>(panel + i + kK4PanelPrefetchBlocks);
+        for (size_t o = 0; o < sizeof(Q4_KPanelBlock); o += 64) hwy::Prefetch(ahead + o);
+        K4PanelBlock<A>(panel[i], xs, i, a, b);
+      }
+      for (int k = 0; k < A; ++k) _mm512_storeu_ps(out + (c + k) * out_stride + r, _mm512_sub_ps(a[k], b[k]));
+    };
+    ForActRowGroups<kK4ActRowsPerPass>(n_act, pass);
+  }
+}
+
+#endif  // HWY_TARGET == HWY_AVX3_DL
+
+}  // namespace sf::quant::HWY_NAMESPACE
+#pragma GCC diagnostic pop
+HWY_AFTER_NAMESPACE();
+
+#endif  // SF_QUANT_VNNI_ROW_PANELS_K_INL_H_ toggle
