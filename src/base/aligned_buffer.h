@@ -39,6 +39,13 @@ class AlignedBuffer {
     std::memset(data_, 0, rounded == 0 ? alignment : rounded);
   }
 
+  // allocate(), asking the kernel for transparent huge pages (2 MiB) where it has them: for
+  // the resident weights, which decode streams through once per token, 4 KiB pages cost a
+  // TLB miss every 4 KiB (Linux gives huge pages to anonymous memory only when asked, with
+  // the usual "madvise" setting). The buffer is then 2 MiB-aligned and rounded up to whole
+  // huge pages.
+  void allocate_huge(size_t size);
+
   uint8_t* data() { return data_; }
   const uint8_t* data() const { return data_; }
   template <typename T>

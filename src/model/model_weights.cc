@@ -173,7 +173,7 @@ Status ModelWeights::load_units(const std::vector<bool>& resident) {
     if (resident[u])
       for (const auto* t : unit_tensors_[u]) total += (t->n_bytes + 63) / 64 * 64;
   if (total == 0) return Status::Ok();
-  storage_.allocate(total);
+  storage_.allocate_huge(total);
   const int fd = ::open(file_->path().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::Errorf("%s: cannot open: %s", file_->path().c_str(), std::strerror(errno));
   size_t offset = 0;
