@@ -279,19 +279,11 @@ HWY_INLINE void PanelBlock(const uint8_t* w, size_t stride, const VnniPanelBlock
   }
 }
 
-// R weight rows x one panel: out_lanes[r] lane c = weight row r with activation row c. The
-// 4 chains of each row stay in registers: blocks go 8 at a time, chain j taking blocks
-// 8s + 2j and 8s + 2j + 1.
-template <class F, int R>
-HWY_INLINE void VnniPanelT(const uint8_t* w, size_t stride, const VnniPanelBlock* panel, int64_t nb,
-                           __m512* out_lanes) {
-  const float* f16 = fp16_table();
-  __m512 c0[R], c1[R], c2[R], c3[R];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) c0[r] = c1[r] = c2[r] = c3[r] = _mm512_setzero_ps();
-  const auto step = [&](int64_t ib, __m512* chain) HWY_ATTR {
-    if (ib < nb) PanelBlock<F, R>(w, stride, panel[ib], ib, f16, chain);
-  };
+// The per-element definition's block order for kernels that keep the four chains in
+// registers (c0..c3, arrays of vectors): step(ib, chain) for every block ib < nb rounded up
+// to 8 (step skips ib >= nb), eight at a time, chain k taking blocks 8s + 2k and 8s + 2k + 1.
+template <class Step, class V>
+HWY_INLINE void StepChainsInBlockOrder(int64_t nb, const Step& step, V* c0, V* c1, V* c2, V* c3) {
   for (int64_t b0 = 0; b0 < nb; b0 += 8) {
     step(b0, c0);
     step(b0 + 1, c0);
@@ -302,6 +294,24 @@ HWY_INLINE void VnniPanelT(const uint8_t* w, size_t stride, const VnniPanelBlock
     step(b0 + 6, c3);
     step(b0 + 7, c3);
   }
+}
+
+// R weight rows x one panel: out_lanes[r] lane c = weight row r with activation row c. The
+// 4 chains of each row stay in registers: blocks go 8 at a time, chain j taking blocks
+// 8s + 2j and 8s + 2j + 1.
+template <class F, int R>
+HWY_INLINE void VnniPanelT(const uint8_t* w, size_t stride, const VnniPanelBlock* panel, int64_t nb,
+                           __m512* out_lanes) {
+  const float* f16 = fp16_table();
+  __m512 c0[R], c1[R], c2[R], c3[R];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) c0[r] = c1[r] = c2[r] = c3[r] = _mm512_setzero_ps();
+  StepChainsInBlockOrder(
+      nb,
+      [&](int64_t ib, __m512* chain) HWY_ATTR {
+        if (ib < nb) PanelBlock<F, R>(w, stride, panel[ib], ib, f16, chain);
+      },
+      c0, c1, c2, c3);
   // ChainSum's tree, lane by lane.
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) out_lanes[r] = _mm512_add_ps(_mm512_add_ps(c0[r], c2[r]), _mm512_add_ps(c1[r], c3[r]));

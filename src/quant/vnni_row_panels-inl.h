@@ -32,6 +32,7 @@
 #include "hwy/cache_control.h"
 #include "quant/block_types.h"
 #include "quant/row_panel_blocks.h"
+#include "quant/vnni_q-inl.h"  // StepChainsInBlockOrder
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -130,31 +131,24 @@ HWY_INLINE void PanelRowsBlock(const Q4_0PanelBlock& wb, const VnniActBlock* con
   }
 }
 
-// One panel x A activation rows: lanes[a] lane j = weight row j with activation row a. The
-// 4 chains stay in registers: blocks go 8 at a time, chain j taking blocks 8s + 2j, 8s + 2j + 1.
+// One panel x A activation rows: lanes[a] lane j = weight row j with activation row a; the
+// four chains of each activation row stay in registers.
 template <int A>
 HWY_INLINE void PanelRowsT(const Q4_0PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* lanes) {
   __m512 c0[A], c1[A], c2[A], c3[A];
 #pragma GCC unroll 4
   for (int a = 0; a < A; ++a) c0[a] = c1[a] = c2[a] = c3[a] = _mm512_setzero_ps();
-  const auto step = [&](int64_t ib, __m512* chain) HWY_ATTR {
-    if (ib >= nb) return;
-    // Past the panel's end this fetches the next panel's (usually this thread's next) or
-    // nothing useful; a prefetch never faults.
-    const auto* ahead = reinterpret_cast<const char*>(panel + ib + kPanelPrefetchBlocks);
-    for (size_t o = 0; o < sizeof(Q4_0PanelBlock); o += 64) hwy::Prefetch(ahead + o);
-    PanelRowsBlock<A>(panel[ib], x, ib, chain);
-  };
-  for (int64_t b0 = 0; b0 < nb; b0 += 8) {
-    step(b0, c0);
-    step(b0 + 1, c0);
-    step(b0 + 2, c1);
-    step(b0 + 3, c1);
-    step(b0 + 4, c2);
-    step(b0 + 5, c2);
-    step(b0 + 6, c3);
-    step(b0 + 7, c3);
-  }
+  StepChainsInBlockOrder(
+      nb,
+      [&](int64_t ib, __m512* chain) HWY_ATTR {
+        if (ib >= nb) return;
+        // Past the panel's end this fetches the next panel's (usually this thread's next)
+        // or nothing useful; a prefetch never faults.
+        const auto* ahead = reinterpret_cast<const char*>(panel + ib + kPanelPrefetchBlocks);
+        for (size_t o = 0; o < sizeof(Q4_0PanelBlock); o += 64) hwy::Prefetch(ahead + o);
+        PanelRowsBlock<A>(panel[ib], x, ib, chain);
+      },
+      c0, c1, c2, c3);
   // ChainSum's tree, lane by lane.
 #pragma GCC unroll 4
   for (int a = 0; a < A; ++a) lanes[a] = _mm512_add_ps(_mm512_add_ps(c0[a], c2[a]), _mm512_add_ps(c1[a], c3[a]));

@@ -16,12 +16,6 @@
 namespace sf {
 namespace {
 
-uint32_t bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof(b));
-  return b;
-}
-
 TEST(DotTile, LegacyFormatsWithoutMinimumAndKQuantsHaveTiles) {
   EXPECT_TRUE(find_dot_tile(GgmlType::Q4_0, GgmlType::Q8_0));
   EXPECT_TRUE(find_dot_tile(GgmlType::Q5_0, GgmlType::Q8_0));
@@ -85,7 +79,7 @@ void check_tiles_on_every_target(GgmlType type, GgmlType act_type, std::initiali
           for (int64_t c = 0; c < n_act; ++c) {
             for (int64_t r = 0; r < n_rows; ++r) {
               const float d = kernel->dot(w.data() + r * w_stride, x.data() + c * x_stride, n);
-              ASSERT_EQ(bits(out[c * out_stride + r]), bits(d))
+              ASSERT_EQ(test::float_bits(out[c * out_stride + r]), test::float_bits(d))
                   << dot_kernel_target_name(target) << " " << type_name(type) << " n=" << n << " rows=" << n_rows
                   << " act=" << n_act << " (" << r << "," << c << ")";
               want.push_back(d);

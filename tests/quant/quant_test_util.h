@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -45,6 +46,13 @@ inline std::vector<float> dequantized(GgmlType type, const std::vector<uint8_t>&
   std::vector<float> out(static_cast<size_t>(n));
   dequantize_row(type, bytes.data(), out.data(), n);
   return out;
+}
+
+// A float's bits, for bit-identity checks (these tell -0 from +0, unlike ==).
+inline uint32_t float_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof(b));
+  return b;
 }
 
 // sqrt(mean((a - b)^2)) / sqrt(mean(a^2)).

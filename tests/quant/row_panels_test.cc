@@ -16,12 +16,6 @@
 namespace sf {
 namespace {
 
-uint32_t bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof(b));
-  return b;
-}
-
 // The formats with the layout, their activation format and row lengths to test: one to a
 // few blocks (counts below and above the kernels' unrolling) and a long row.
 struct PanelFormat {
@@ -123,7 +117,7 @@ TEST(PanelTile, BitIdenticalToDotOnTheRowsAndCloseToReference) {
           for (int64_t c = 0; c < n_act; ++c) {
             for (int64_t r = 0; r < rows; ++r) {
               const float d = kernel->dot(w.data() + r * w_stride, x.data() + c * x_stride, n);
-              ASSERT_EQ(bits(out[c * out_stride + r]), bits(d))
+              ASSERT_EQ(test::float_bits(out[c * out_stride + r]), test::float_bits(d))
                   << dot_kernel_target_name(target) << " " << type_name(f.type) << " n=" << n << " act=" << n_act
                   << " (" << r << "," << c << ")";
               want_ref.push_back(ref->dot(w.data() + r * w_stride, x.data() + c * x_stride, n));
