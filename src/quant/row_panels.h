@@ -1,5 +1,5 @@
 // Row panels: a layout of a weight matrix for CPUs whose kernels put one WEIGHT row in each
-// lane of a vector (quant/vnni_row_panels-inl.h), the layout that makes one-token decode
+// lane of a vector (quant/vnni_row_panels*-inl.h), the layout that makes one-token decode
 // cheap: with GGUF's row-major blocks, a one-row dot product must reduce each block's lanes
 // horizontally and gather the rows' scales, which costs more than streaming the bytes.
 //
@@ -12,7 +12,7 @@
 // Converted in place when resident weights are loaded (model/model_weights.cc), only for
 // types and CPUs that have panel kernels (quant/dot_panel.h) and for row counts that are a
 // multiple of 16. The floats are the same either way: the kernels follow one per-element
-// definition of each dot product (quant/vnni_q-inl.h).
+// definition of each dot product (quant/vnni_q-inl.h for Q4_0, vnni_k-inl.h for Q4_K).
 #pragma once
 
 #include <cstddef>

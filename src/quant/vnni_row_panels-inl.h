@@ -1,5 +1,5 @@
 // The AVX512-VNNI kernel for Q4_0 weights in row panels (quant/row_panels.h), used by
-// dot_panel_q.cc in its AVX3_DL pass, for every batch size.
+// dot_panel.cc in its AVX3_DL pass, for every batch size.
 //
 // One WEIGHT row per lane: a panel block's four 64-byte groups give every lane (row) four
 // quant bytes; masked and shifted, they are the eight unsigned operands, and each of an
