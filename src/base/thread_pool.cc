@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "base/timer.h"
 
 namespace sf {
 
@@ -91,6 +92,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     fn(0, n, 0);
     return;
   }
+  const double start = now_seconds();
   task_ = &fn;
   task_n_ = n;
   completed_.store(0, std::memory_order_relaxed);
@@ -102,6 +104,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   }
   wake_.notify_all();
   run_chunks(gen, 0);
+  const double own_chunks_done = now_seconds();
   // Only chunks already claimed by other threads are waited for. Spin, then yield: if a
   // worker was descheduled mid-chunk, spinning would steal the core it needs.
   for (int spin = 0; completed_.load(std::memory_order_acquire) != parts; ++spin) {
@@ -111,6 +114,10 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
       std::this_thread::yield();
     }
   }
+  const double end = now_seconds();
+  ++usage_.ops;
+  usage_.seconds += end - start;
+  usage_.wait_seconds += end - own_chunks_done;
 }
 
 }  // namespace sf

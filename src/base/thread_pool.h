@@ -37,6 +37,18 @@ class ThreadPool {
 
   static int hardware_threads();
 
+  // What parallel_for has cost the calling thread since reset_usage(): the parallel ops
+  // run, their seconds, and the seconds it spent waiting, after its own chunks, for other
+  // threads to finish theirs (a core idle at the end of an op). Single-threaded calls are
+  // not counted. Read and reset by the calling thread only.
+  struct Usage {
+    uint64_t ops = 0;
+    double seconds = 0;
+    double wait_seconds = 0;
+  };
+  const Usage& usage() const { return usage_; }
+  void reset_usage() { usage_ = Usage{}; }
+
  private:
   void worker_loop(int index);
   // Claims and runs chunks of generation `gen` until none are left.
@@ -54,6 +66,7 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::condition_variable wake_;
+  Usage usage_;
 };
 
 }  // namespace sf

@@ -103,10 +103,19 @@ Result<SpeedResult> measure_speed(Session& session, const SpeedTest& test, int r
   // One untimed run first, as llama-bench does: pages, caches and the thread pool warm up.
   SF_RETURN_IF_ERROR(run_once(session, test, bos, rng).status());
   for (int r = 0; r < repetitions; ++r) {
+    session.pool().reset_usage();
     SF_ASSIGN_OR_RETURN(const double s, run_once(session, test, bos, rng));
     result.seconds.push_back(s);
+    result.parallel_ops += session.pool().usage().ops;
+    result.pool_wait_seconds += session.pool().usage().wait_seconds;
   }
   return result;
+}
+
+double SpeedResult::pool_wait_share() const {
+  double total = 0;
+  for (double s : seconds) total += s;
+  return total > 0 ? pool_wait_seconds / total : 0.0;
 }
 
 }  // namespace sf::bench

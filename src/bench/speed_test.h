@@ -35,6 +35,12 @@ struct SpeedTest {
 struct SpeedResult {
   SpeedTest test;
   std::vector<double> seconds;  // one per timed repetition, in run order
+  // Over the timed repetitions: the pool's parallel ops and the seconds its calling thread
+  // waited at their ends for the other threads (ThreadPool::Usage).
+  uint64_t parallel_ops = 0;
+  double pool_wait_seconds = 0;
+  // pool_wait_seconds as a share of the timed seconds: how long one core sat idle.
+  double pool_wait_share() const;
   // tokens / seconds of each repetition, and their median, minimum and maximum.
   std::vector<double> tokens_per_second() const;
   double median_tokens_per_second() const;

@@ -60,14 +60,16 @@ int speed_command(int argc, char** argv) {
   std::printf("speed: %s (%.1f MiB); %s; %d threads; batch %d; median of %d after 1 warm-up\n\n",
               options->model_path.c_str(), ec ? 0.0 : static_cast<double>(file_bytes) / (1 << 20),
               s.plan().describe().c_str(), s.pool().size(), max_batch, repetitions);
-  std::printf("| test | t/s | min t/s | max t/s |\n|---|---:|---:|---:|\n");
+  // "core idle": the share of the time the calling thread waited at the ends of parallel
+  // ops for the other threads (ThreadPool::Usage), i.e. how far from both cores busy.
+  std::printf("| test | t/s | min t/s | max t/s | core idle |\n|---|---:|---:|---:|---:|\n");
   std::fflush(stdout);
   nlohmann::json rows = nlohmann::json::array();
   for (const bench::SpeedTest& t : *tests) {
     auto r = bench::measure_speed(s, t, repetitions, seed);
     if (!r.ok()) return fail(r.status());
-    std::printf("| %s | %.2f | %.2f | %.2f |\n", t.name().c_str(), r->median_tokens_per_second(),
-                r->min_tokens_per_second(), r->max_tokens_per_second());
+    std::printf("| %s | %.2f | %.2f | %.2f | %.1f%% |\n", t.name().c_str(), r->median_tokens_per_second(),
+                r->min_tokens_per_second(), r->max_tokens_per_second(), 100.0 * r->pool_wait_share());
     std::fflush(stdout);
     rows.push_back({{"test", t.name()},
                     {"n_prompt", t.n_prompt},
@@ -75,7 +77,9 @@ int speed_command(int argc, char** argv) {
                     {"n_depth", t.depth},
                     {"seconds", r->seconds},
                     {"tokens_per_second", r->tokens_per_second()},
-                    {"median_tokens_per_second", r->median_tokens_per_second()}});
+                    {"median_tokens_per_second", r->median_tokens_per_second()},
+                    {"parallel_ops", r->parallel_ops},
+                    {"pool_wait_seconds", r->pool_wait_seconds}});
   }
   if (!json_path.empty()) {
     std::ofstream f(json_path);

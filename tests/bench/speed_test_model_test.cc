@@ -112,6 +112,7 @@ TEST(SpeedBinary, TableAndJson) {
   for (const char* row : {"| pp16 |", "| pp16 @ d8 |", "| tg4 |", "| tg4 @ d8 |"})
     EXPECT_NE(r.out.find(row), std::string::npos) << row << " in\n" << r.out;
   EXPECT_NE(r.out.find("2 threads"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| core idle |"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(test::read_file(json_path), nullptr, /*allow_exceptions=*/false);
   ASSERT_TRUE(j.is_object()) << "not JSON: " << json_path;
   EXPECT_EQ(j["repetitions"], 3);
@@ -119,6 +120,9 @@ TEST(SpeedBinary, TableAndJson) {
   for (const auto& t : j["tests"]) {
     ASSERT_EQ(t["seconds"].size(), 3u) << t;
     for (const auto& x : t["tokens_per_second"]) EXPECT_GT(x.get<double>(), 0) << t;
+    // Two threads split the matmuls: parallel ops ran, and their waits are counted.
+    EXPECT_GT(t["parallel_ops"].get<uint64_t>(), 0u) << t;
+    EXPECT_GE(t["pool_wait_seconds"].get<double>(), 0.0) << t;
   }
   EXPECT_EQ(j["tests"][3]["test"], "tg4 @ d8");
   EXPECT_EQ(j["tests"][3]["n_depth"], 8);

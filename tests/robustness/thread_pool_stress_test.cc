@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -45,6 +46,28 @@ TEST(ThreadPoolStress, EveryIndexOnceAcrossThousandsOfCalls) {
     ThreadPool pool(threads);
     EXPECT_TRUE(hammer(pool, 3000, 17u + threads)) << threads << " threads";
   }
+}
+
+// The usage the calling thread sees (what `specflash speed` reports as "core idle"): one
+// op per parallel call, none for a one-thread pool or a one-chunk call, the wait at the
+// ends never more than the ops' time, and a reset that starts again from zero.
+TEST(ThreadPoolUsage, CountsParallelOpsAndTheCallersWaitWithinTheirTime) {
+  ThreadPool pool(2);
+  pool.reset_usage();
+  const auto sleepy = [](int64_t, int64_t, int) { std::this_thread::sleep_for(std::chrono::microseconds(200)); };
+  for (int c = 0; c < 5; ++c) pool.parallel_for(16, sleepy);
+  pool.parallel_for(1, sleepy);  // one chunk: run by the caller alone, not a parallel op
+  const ThreadPool::Usage u = pool.usage();
+  EXPECT_EQ(u.ops, 5u);
+  EXPECT_GE(u.seconds, 5 * 8 * 200e-6) << "16 chunks of 200 us on two threads take at least 8 of them";
+  EXPECT_GE(u.wait_seconds, 0.0);
+  EXPECT_LE(u.wait_seconds, u.seconds);
+  pool.reset_usage();
+  EXPECT_EQ(pool.usage().ops, 0u);
+  EXPECT_EQ(pool.usage().seconds, 0.0);
+  ThreadPool single(1);
+  single.parallel_for(16, sleepy);
+  EXPECT_EQ(single.usage().ops, 0u);
 }
 
 TEST(ThreadPoolStress, CreatedUsedAndDestroyedRepeatedly) {
