@@ -147,6 +147,43 @@ HWY_INLINE void KeyScores(D d, const float* q, const float* keys, int64_t nt, in
   }
 }
 
+// KeyScores for two heads at once: each key chunk is loaded once for both, and the two
+// heads' products are independent chains (one head's four are latency bound). Every score
+// is computed exactly as KeyScores computes it.
+template <class D>
+HWY_INLINE void KeyScoresPair(D d, const float* qa, const float* qb, const float* keys, int64_t nt, int head_dim,
+                              float scale, float* sa, float* sb) {
+  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
+  const size_t N = hn::Lanes(d);
+  const D4 d4;
+  const auto vscale = hn::Set(d4, scale);
+  const auto products = [&](const float* key, hn::Vec<D>& pa, hn::Vec<D>& pb) HWY_ATTR {
+    const auto k0 = hn::LoadU(d, key);
+    pa = hn::Mul(hn::LoadU(d, qa), k0);
+    pb = hn::Mul(hn::LoadU(d, qb), k0);
+    for (int i = 1; i < chunks; ++i) {
+      const auto k = hn::LoadU(d, key + i * N);
+      pa = hn::MulAdd(hn::LoadU(d, qa + i * N), k, pa);
+      pb = hn::MulAdd(hn::LoadU(d, qb + i * N), k, pb);
+    }
+  };
+  int64_t j = 0;
+  for (; j + 4 <= nt; j += 4) {
+    const float* k = keys + j * head_dim;
+    hn::Vec<D> a0, a1, a2, a3, b0, b1, b2, b3;
+    products(k, a0, b0);
+    products(k + head_dim, a1, b1);
+    products(k + 2 * head_dim, a2, b2);
+    products(k + 3 * head_dim, a3, b3);
+    hn::StoreU(hn::Mul(SumLanes4(d, a0, a1, a2, a3), vscale), d4, sa + j);
+    hn::StoreU(hn::Mul(SumLanes4(d, b0, b1, b2, b3), vscale), d4, sb + j);
+  }
+  if (j < nt) {
+    KeyScores(d, qa, keys + j * head_dim, nt - j, head_dim, scale, sa + j);
+    KeyScores(d, qb, keys + j * head_dim, nt - j, head_dim, scale, sb + j);
+  }
+}
+
 // s[j] = exp(s[j] - max s) in place; returns the sum (cell j in lane j % lanes).
 float ExpAndSum(float* s, int64_t n) {
   const hn::ScalableTag<float> df;
@@ -193,6 +230,36 @@ HWY_INLINE void ValueSlab(D d, const float* p, const float* values, int64_t nt, 
   for (int i = 0; i < W; ++i) hn::StoreU(v[i], d, acc + (c0 + i) * N);
 }
 
+// ValueSlab for two heads (probabilities pa, pb; sums acca, accb): each value row is loaded
+// once for both, and the 2W accumulators are independent chains (one head's W are latency
+// bound). Every sum runs over the cells in the same order as ValueSlab's.
+template <int W, class D>
+HWY_INLINE void ValueSlabPair(D d, const float* pa, const float* pb, const float* values, int64_t nt, int head_dim,
+                              int c0, float* acca, float* accb) {
+  const int N = static_cast<int>(hn::Lanes(d));
+  hn::Vec<D> va[W], vb[W];
+#pragma GCC unroll 8
+  for (int i = 0; i < W; ++i) {
+    va[i] = hn::LoadU(d, acca + (c0 + i) * N);
+    vb[i] = hn::LoadU(d, accb + (c0 + i) * N);
+  }
+  for (int64_t j = 0; j < nt; ++j) {
+    const auto wa = hn::Set(d, pa[j]), wb = hn::Set(d, pb[j]);
+    const float* row = values + j * head_dim + c0 * N;
+#pragma GCC unroll 8
+    for (int i = 0; i < W; ++i) {
+      const auto v = hn::LoadU(d, row + i * N);
+      va[i] = hn::MulAdd(wa, v, va[i]);
+      vb[i] = hn::MulAdd(wb, v, vb[i]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < W; ++i) {
+    hn::StoreU(va[i], d, acca + (c0 + i) * N);
+    hn::StoreU(vb[i], d, accb + (c0 + i) * N);
+  }
+}
+
 // acc[0, head_dim) += sum_j p[j] * values[j] for the nt widened values of a tile. Every
 // element is a sum over cells in list order, whatever the slab widths.
 template <class D>
@@ -203,6 +270,18 @@ HWY_INLINE void ValueSum(D d, const float* p, const float* values, int64_t nt, i
   if (c0 + 4 <= chunks) ValueSlab<4>(d, p, values, nt, head_dim, c0, acc), c0 += 4;
   if (c0 + 2 <= chunks) ValueSlab<2>(d, p, values, nt, head_dim, c0, acc), c0 += 2;
   if (c0 < chunks) ValueSlab<1>(d, p, values, nt, head_dim, c0, acc);
+}
+
+// ValueSum for two heads; the same sums in the same order (slabs of at most 4 chunks, so the
+// two heads' accumulators and the loaded row fit the registers).
+template <class D>
+HWY_INLINE void ValueSumPair(D d, const float* pa, const float* pb, const float* values, int64_t nt, int head_dim,
+                             float* acca, float* accb) {
+  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
+  int c0 = 0;
+  for (; c0 + 4 <= chunks; c0 += 4) ValueSlabPair<4>(d, pa, pb, values, nt, head_dim, c0, acca, accb);
+  if (c0 + 2 <= chunks) ValueSlabPair<2>(d, pa, pb, values, nt, head_dim, c0, acca, accb), c0 += 2;
+  if (c0 < chunks) ValueSlabPair<1>(d, pa, pb, values, nt, head_dim, c0, acca, accb);
 }
 
 // Widened tiles of at most this many floats (16 KiB, in L1 next to the group's scores).
@@ -222,7 +301,11 @@ void AttendVector(const AttentionRowArgs& a) {
   for (int64_t t0 = 0; t0 < n; t0 += tile) {
     const int64_t nt = std::min(tile, n - t0);
     WidenTile(d, a.k, a.kv_row, a.cells + t0, nt, D, buf);
-    for (int g = 0; g < a.group; ++g) KeyScores(d, a.q + g * D, buf, nt, D, a.scale, a.scores + g * n + t0);
+    int g = 0;
+    for (; g + 2 <= a.group; g += 2)
+      KeyScoresPair(d, a.q + g * D, a.q + (g + 1) * D, buf, nt, D, a.scale, a.scores + g * n + t0,
+                    a.scores + (g + 1) * n + t0);
+    if (g < a.group) KeyScores(d, a.q + g * D, buf, nt, D, a.scale, a.scores + g * n + t0);
   }
   float inv[64];
   for (int g = 0; g < a.group; ++g) inv[g] = 1.0f / ExpAndSum(a.scores + g * n, n);
@@ -231,7 +314,10 @@ void AttendVector(const AttentionRowArgs& a) {
   for (int64_t t0 = 0; t0 < n; t0 += tile) {
     const int64_t nt = std::min(tile, n - t0);
     WidenTile(d, a.v, a.kv_row, a.cells + t0, nt, D, buf);
-    for (int g = 0; g < a.group; ++g) ValueSum(d, a.scores + g * n + t0, buf, nt, D, acc + g * D);
+    int g = 0;
+    for (; g + 2 <= a.group; g += 2)
+      ValueSumPair(d, a.scores + g * n + t0, a.scores + (g + 1) * n + t0, buf, nt, D, acc + g * D, acc + (g + 1) * D);
+    if (g < a.group) ValueSum(d, a.scores + g * n + t0, buf, nt, D, acc + g * D);
   }
   const int N = static_cast<int>(hn::Lanes(d));
   for (int g = 0; g < a.group; ++g) {
