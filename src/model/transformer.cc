@@ -31,7 +31,8 @@ uint64_t Transformer::scratch_bytes(const ModelHParams& hp, int64_t n) {
       static_cast<uint64_t>(n) * (2ull * hp.n_embd + 2ull * hp.q_dim() + 2ull * hp.kv_dim() + 2ull * hp.n_ff);
   // Quantised activations: at most ~1.1 bytes per input element for the widest matmul; and
   // the tile kernels' own layout of them (the VNNI tiles: 1.25 bytes per element in panels
-  // of 16 rows, see quant/vnni_q-inl.h).
+  // of 16 rows, see quant/vnni_q-inl.h; the row-panel kernels: 1.25 bytes per element per
+  // row, quant/vnni_row_panels*-inl.h).
   const uint64_t widest = std::max(hp.n_embd, hp.n_ff);
   const uint64_t act = static_cast<uint64_t>(n) * widest * 2;
   const uint64_t prepared = (static_cast<uint64_t>(n) + 15) / 16 * 16 * widest * 5 / 4 + 64;
