@@ -27,7 +27,7 @@
 #include "hwy/cache_control.h"
 #include "quant/block_types.h"
 #include "quant/row_panel_blocks.h"
-#include "quant/vnni_row_panels-inl.h"  // ForActRowGroups
+#include "quant/vnni_row_panels-inl.h"  // ForActRowGroups, kPanelRows
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -153,7 +153,7 @@ inline void VnniK4PanelRun(const void* weight, size_t row_stride, int64_t n_rows
   const auto* w = static_cast<const uint8_t*>(weight);
   const int64_t nb = n / kQK_K;
   const auto* x = static_cast<const VnniK4ActBlock*>(prepared);
-  for (int64_t r = 0; r < n_rows; r += 16) {
+  for (int64_t r = 0; r < n_rows; r += kPanelRows) {
     const auto* panel = reinterpret_cast<const Q4_KPanelBlock*>(w + r * row_stride);
     const auto pass = [&](auto act_rows, int64_t c) HWY_ATTR {
       constexpr int A = decltype(act_rows)::value;
