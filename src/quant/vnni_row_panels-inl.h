@@ -154,25 +154,37 @@ HWY_INLINE void PanelRowsT(const Q4_0PanelBlock* panel, const VnniActBlock* cons
   for (int a = 0; a < A; ++a) lanes[a] = _mm512_add_ps(_mm512_add_ps(c0[a], c2[a]), _mm512_add_ps(c1[a], c3[a]));
 }
 
-// The tile on prepared activations (VnniActPrepare) over whole panels: out[c * out_stride +
-// r] for r < n_rows (a multiple of 16, weight at a panel's first byte), c < n_act.
-inline void VnniPanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
-                         size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
+// The DotTile run of a format's panel kernel, over whole panels (n_rows a multiple of 16,
+// weight at a panel's first byte) and every activation row: for each panel and each group
+// of A <= kMax activation rows c..c+A-1 (prepared blocks, nb per row),
+// panel_rows(std::integral_constant<int, A>, panel, xs, nb, lanes) sets lanes[a] lane j to
+// weight row j with activation row c + a, stored to out[(c + a) * out_stride + r + j].
+template <class PanelBlock, class ActBlock, int kMax, class PanelRows>
+HWY_INLINE void RunPanels(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared, int64_t n_act,
+                          int64_t nb, float* out, int64_t out_stride, const PanelRows& panel_rows) {
   const auto* w = static_cast<const uint8_t*>(weight);
-  const int64_t nb = n / kQK;
-  const auto* x = static_cast<const VnniActBlock*>(prepared);
+  const auto* x = static_cast<const ActBlock*>(prepared);
   for (int64_t r = 0; r < n_rows; r += kPanelRows) {
-    const auto* panel = reinterpret_cast<const Q4_0PanelBlock*>(w + r * row_stride);
+    const auto* panel = reinterpret_cast<const PanelBlock*>(w + r * row_stride);
     const auto pass = [&](auto act_rows, int64_t c) HWY_ATTR {
       constexpr int A = decltype(act_rows)::value;
-      const VnniActBlock* xs[A];
+      const ActBlock* xs[A];
       for (int a = 0; a < A; ++a) xs[a] = x + (c + a) * nb;
       __m512 lanes[A];
-      PanelRowsT<A>(panel, xs, nb, lanes);
+      panel_rows(act_rows, panel, xs, nb, lanes);
       for (int a = 0; a < A; ++a) _mm512_storeu_ps(out + (c + a) * out_stride + r, lanes[a]);
     };
-    ForActRowGroups<kActRowsPerPass>(n_act, pass);
+    ForActRowGroups<kMax>(n_act, pass);
   }
+}
+
+// The Q4_0 tile on prepared activations (VnniActPrepare): out[c * out_stride + r].
+inline void VnniPanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
+                         size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
+  RunPanels<Q4_0PanelBlock, VnniActBlock, kActRowsPerPass>(
+      weight, row_stride, n_rows, prepared, n_act, n / kQK, out, out_stride,
+      [](auto act_rows, const Q4_0PanelBlock* panel, const VnniActBlock* const* xs, int64_t nb, __m512* lanes)
+          HWY_ATTR { PanelRowsT<decltype(act_rows)::value>(panel, xs, nb, lanes); });
 }
 
 #endif  // HWY_TARGET == HWY_AVX3_DL

@@ -27,7 +27,7 @@
 #include "hwy/cache_control.h"
 #include "quant/block_types.h"
 #include "quant/row_panel_blocks.h"
-#include "quant/vnni_row_panels-inl.h"  // ForActRowGroups, kPanelRows
+#include "quant/vnni_row_panels-inl.h"  // RunPanels
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -146,31 +146,28 @@ HWY_INLINE void K4PanelBlock(const Q4_KPanelBlock& wb, const VnniK4ActBlock* con
   }
 }
 
-// The tile on prepared activations (VnniK4ActPrepare) over whole panels: out[c * out_stride
-// + r] for r < n_rows (a multiple of 16, weight at a panel's first byte), c < n_act.
+// One panel x A activation rows: lanes[a] lane j = weight row j with activation row a.
+template <int A>
+HWY_INLINE void K4PanelRowsT(const Q4_KPanelBlock* panel, const VnniK4ActBlock* const* xs, int64_t nb, __m512* lanes) {
+  __m512 a[A], b[A];
+  for (int k = 0; k < A; ++k) a[k] = b[k] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    // Decode streams the weights from DRAM: fetch the super-block two ahead (36 lines).
+    const auto* ahead = reinterpret_cast<const char*>(panel + i + kK4PanelPrefetchBlocks);
+    for (size_t o = 0; o < sizeof(Q4_KPanelBlock); o += 64) hwy::Prefetch(ahead + o);
+    K4PanelBlock<A>(panel[i], xs, i, a, b);
+  }
+  for (int k = 0; k < A; ++k) lanes[k] = _mm512_sub_ps(a[k], b[k]);
+}
+
+// The Q4_K tile on prepared activations (VnniK4ActPrepare): out[c * out_stride + r] for r <
+// n_rows (a multiple of 16, weight at a panel's first byte), c < n_act.
 inline void VnniK4PanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
                            size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
-  const auto* w = static_cast<const uint8_t*>(weight);
-  const int64_t nb = n / kQK_K;
-  const auto* x = static_cast<const VnniK4ActBlock*>(prepared);
-  for (int64_t r = 0; r < n_rows; r += kPanelRows) {
-    const auto* panel = reinterpret_cast<const Q4_KPanelBlock*>(w + r * row_stride);
-    const auto pass = [&](auto act_rows, int64_t c) HWY_ATTR {
-      constexpr int A = decltype(act_rows)::value;
-      const VnniK4ActBlock* xs[A];
-      for (int k = 0; k < A; ++k) xs[k] = x + (c + k) * nb;
-      __m512 a[A], b[A];
-      for (int k = 0; k < A; ++k) a[k] = b[k] = _mm512_setzero_ps();
-      for (int64_t i = 0; i < nb; ++i) {
-        // Decode streams the weights from DRAM: fetch the super-block two ahead (36 lines).
-        const auto* ahead = reinterpret_cast<const char*>(panel + i + kK4PanelPrefetchBlocks);
-        for (size_t o = 0; o < sizeof(Q4_KPanelBlock); o += 64) hwy::Prefetch(ahead + o);
-        K4PanelBlock<A>(panel[i], xs, i, a, b);
-      }
-      for (int k = 0; k < A; ++k) _mm512_storeu_ps(out + (c + k) * out_stride + r, _mm512_sub_ps(a[k], b[k]));
-    };
-    ForActRowGroups<kK4ActRowsPerPass>(n_act, pass);
-  }
+  RunPanels<Q4_KPanelBlock, VnniK4ActBlock, kK4ActRowsPerPass>(
+      weight, row_stride, n_rows, prepared, n_act, n / kQK_K, out, out_stride,
+      [](auto act_rows, const Q4_KPanelBlock* panel, const VnniK4ActBlock* const* xs, int64_t nb, __m512* lanes)
+          HWY_ATTR { K4PanelRowsT<decltype(act_rows)::value>(panel, xs, nb, lanes); });
 }
 
 #endif  // HWY_TARGET == HWY_AVX3_DL
