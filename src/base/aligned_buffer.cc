@@ -10,11 +10,7 @@ void AlignedBuffer::allocate_huge(size_t size) {
     allocate(size, 64);
     return;
   }
-  std::free(data_);
-  size_ = size;
-  const size_t rounded = (size + kHugePage - 1) / kHugePage * kHugePage;
-  data_ = static_cast<uint8_t*>(std::aligned_alloc(kHugePage, rounded));
-  SF_CHECK(data_ != nullptr, "out of memory allocating %zu bytes", size);
+  const size_t rounded = reallocate(size, kHugePage);
 #ifdef MADV_HUGEPAGE
   // Advice only: without THP (or with it disabled) the buffer simply keeps 4 KiB pages.
   ::madvise(data_, rounded, MADV_HUGEPAGE);

@@ -2,6 +2,7 @@
 // SIMD, 4096 for O_DIRECT reads). Move-only; not thread-safe (callers share by pointer).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -30,14 +31,7 @@ class AlignedBuffer {
     return *this;
   }
 
-  void allocate(size_t size, size_t alignment = 64) {
-    std::free(data_);
-    size_ = size;
-    const size_t rounded = (size + alignment - 1) / alignment * alignment;
-    data_ = static_cast<uint8_t*>(std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded));
-    SF_CHECK(data_ != nullptr, "out of memory allocating %zu bytes", size);
-    std::memset(data_, 0, rounded == 0 ? alignment : rounded);
-  }
+  void allocate(size_t size, size_t alignment = 64) { std::memset(data_, 0, reallocate(size, alignment)); }
 
   // allocate(), asking the kernel for transparent huge pages (2 MiB) where it has them: for
   // the resident weights, which decode streams through once per token, 4 KiB pages cost a
@@ -59,6 +53,17 @@ class AlignedBuffer {
   size_t size() const { return size_; }
 
  private:
+  // Replaces the buffer with an uninitialised one of size bytes at this alignment; returns
+  // the bytes allocated (size rounded up to the alignment, at least one alignment).
+  size_t reallocate(size_t size, size_t alignment) {
+    std::free(data_);
+    size_ = size;
+    const size_t rounded = std::max(alignment, (size + alignment - 1) / alignment * alignment);
+    data_ = static_cast<uint8_t*>(std::aligned_alloc(alignment, rounded));
+    SF_CHECK(data_ != nullptr, "out of memory allocating %zu bytes", size);
+    return rounded;
+  }
+
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
