@@ -1,6 +1,7 @@
 #include "base/thread_pool.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/check.h"
 #include "base/timer.h"
@@ -49,6 +50,11 @@ ThreadPool::~ThreadPool() {
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
+}
+
+int64_t ThreadPool::grain_for_work(double work_per_item, int64_t min_grain) const {
+  const double items = static_cast<double>(min_chunk_work_) / std::max(1.0, work_per_item);
+  return std::max<int64_t>(min_grain, static_cast<int64_t>(std::ceil(items)));
 }
 
 void ThreadPool::run_chunks(uint64_t gen, int thread_index) {

@@ -17,7 +17,7 @@ void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const 
   const int64_t head_block = static_cast<int64_t>(group) * s.head_dim;  // q/out floats per KV head
   // One task per (row, KV head): the group's query heads share the visible-cell list and the
   // key/value rows they read. Rows never interact, so the batch size changes nothing.
-  pool.parallel_for(n_tokens * s.n_head_kv, [&](int64_t begin, int64_t end, int) {
+  const auto attend_tasks = [&](int64_t begin, int64_t end, int) {
     thread_local std::vector<int32_t> cells;
     thread_local std::vector<float> scores;
     if (cells.size() < static_cast<size_t>(n_kv)) cells.resize(static_cast<size_t>(n_kv));
@@ -50,7 +50,10 @@ void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const 
       a.out = o;
       attend_visible_cells(a);
     }
-  });
+  };
+  // A task's work: scores and weighted values over the cells, for the group's query heads.
+  const double task_work = 2.0 * static_cast<double>(n_kv) * static_cast<double>(head_block);
+  pool.parallel_for(n_tokens * s.n_head_kv, attend_tasks, pool.grain_for_work(task_work));
 }
 
 void attention_ref(const AttentionShape& s, const float* q, int64_t n_tokens, const uint16_t* k, const uint16_t* v,

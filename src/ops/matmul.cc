@@ -41,10 +41,13 @@ void multiply(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x
     // Quantise activations once per token, shared by all rows (and the next matrices).
     const size_t act_row_bytes = row_bytes(act_type, w.cols);
     uint8_t* act = scratch.reserve(act_row_bytes * static_cast<size_t>(n_tokens));
-    pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end, int) {
-      for (int64_t t = begin; t < end; ++t)
-        kernel->quantize_activation(x + t * x_stride, act + static_cast<size_t>(t) * act_row_bytes, w.cols);
-    });
+    pool.parallel_for(
+        n_tokens,
+        [&](int64_t begin, int64_t end, int) {
+          for (int64_t t = begin; t < end; ++t)
+            kernel->quantize_activation(x + t * x_stride, act + static_cast<size_t>(t) * act_row_bytes, w.cols);
+        },
+        pool.grain_for_work(static_cast<double>(w.cols)));
     in = QuantisedInput{act_type, act, act_row_bytes, nullptr, nullptr};
   }
   const uint8_t* act = in.act;
@@ -97,7 +100,7 @@ void multiply(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x
           }
         }
       },
-      kRowBlock / unit);
+      pool.grain_for_work(static_cast<double>(unit * w.cols * n_tokens), kRowBlock / unit));
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ TEST_P(BatchInvariance, PrefillSequentialAndTreeAgreeBitForBit) {
   const Model& m = **loaded;
   const auto& hp = m.hparams();
   ThreadPool pool(2);
+  pool.set_min_chunk_work(1);  // split even these small shapes between the threads
   Transformer tf(hp, pool);
   const std::vector<int32_t> tokens = {1, 403, 407, 261, 378, 432, 383, 322};
   const int64_t n = static_cast<int64_t>(tokens.size());
@@ -84,6 +85,7 @@ TEST_P(BatchInvariance, LayerRangesComposeAndExposeHiddenState) {
   const auto& hp = m.hparams();
   ASSERT_GE(hp.n_layer, 2);
   ThreadPool pool(2);
+  pool.set_min_chunk_work(1);  // split even these small shapes between the threads
   Transformer tf(hp, pool);
   const std::vector<int32_t> tokens = {1, 403, 407};
   KvCache c1(hp.n_layer, 8, hp.kv_dim()), c2(hp.n_layer, 8, hp.kv_dim());

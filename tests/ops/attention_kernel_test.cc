@@ -128,6 +128,7 @@ TEST(AttentionKernel, MatchesReferenceOnOddShapesForEveryTarget) {
     std::vector<float> ref(q.size()), fast(q.size());
     attention_ref(s, q.data(), c.n_tokens, k.data(), v.data(), kv_row, c.n_kv, mask.data(), ref.data());
     ThreadPool pool(2);
+    pool.set_min_chunk_work(1);  // split even these small shapes between the threads
     attention(s, q.data(), c.n_tokens, k.data(), v.data(), kv_row, c.n_kv, mask.data(), fast.data(), pool);
     EXPECT_LT(relative_rms_error(fast, ref), 2e-6) << shape_label(s, c.n_kv, c.n_tokens);
     for (int64_t target : dot_kernel_targets()) {
@@ -185,6 +186,7 @@ TEST_P(AttentionInvariance, TreeRowEqualsDecodingItsPathAlone) {
       for (int a : paths[i]) mask[i * n_kv + prefix + a] = 1;
     }
     ThreadPool pool2(2), pool1(1);
+    pool2.set_min_chunk_work(1);  // split even these small shapes between the threads
     std::vector<float> batched(tree * q_row);
     attention(s, q.data(), tree, k.data(), v.data(), kv_row, n_kv, mask.data(), batched.data(), pool2);
     for (int i = 0; i < tree; ++i) {
@@ -221,6 +223,7 @@ TEST_P(AttentionInvariance, MaskedHolesBatchSizeAndThreadsChangeNothing) {
   std::vector<uint8_t> mask(n_tokens * n_kv);
   for (auto& m : mask) m = rng() % 4 != 0;
   ThreadPool pool2(2), pool1(1);
+  pool2.set_min_chunk_work(1);  // split even these small shapes between the threads
   std::vector<float> batched(n_tokens * q_row);
   attention(s, q.data(), n_tokens, k.data(), v.data(), kv_row, n_kv, mask.data(), batched.data(), pool2);
   for (int64_t t = 0; t < n_tokens; ++t) {

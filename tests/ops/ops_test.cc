@@ -65,6 +65,7 @@ TEST_P(MatmulVsReference, OddSizes) {
   const auto [type, bound] = GetParam();
   const int64_t block = type_info(type).block_size;
   ThreadPool pool(2);
+  pool.set_min_chunk_work(1);  // split even these small shapes between the threads
   MatmulScratch scratch;
   for (int64_t cols : {block, 3 * block, 7 * block, block == 1 ? 67 : 9 * block}) {
     for (int64_t rows : {1, 5, 33}) {
@@ -102,6 +103,7 @@ TEST(Matmul, BatchInvariantAndThreadInvariant) {
       OwnedMatrix m = make_matrix(type, rows, cols, 11);
       const auto x = random_floats(static_cast<size_t>(n_tokens * cols), 3);
       ThreadPool pool2(2), pool1(1);
+      pool2.set_min_chunk_work(1);  // split even these small shapes between the threads
       MatmulScratch scratch;
       std::vector<float> batched(n_tokens * rows);
       matmul(m.view, x.data(), n_tokens, cols, batched.data(), rows, pool2, scratch);
@@ -143,6 +145,7 @@ TEST(Matmul, RowPanelsEqualRowsAtEveryBatchSize) {
       EXPECT_EQ(want, got) << type_name(type) << " row " << r;
     }
     ThreadPool pool(2);
+    pool.set_min_chunk_work(1);  // split even these small shapes between the threads
     for (int64_t n_tokens : {1, 2, 3, 4, 5, 9, 20}) {
       const auto x = random_floats(static_cast<size_t>(n_tokens * cols), 21);
       std::vector<float> from_rows(n_tokens * rows, -1.0f), from_panels(n_tokens * rows, -2.0f);
@@ -168,6 +171,7 @@ TEST(Matmul, SharedInputEqualsEachMatrixAlone) {
       {GgmlType::Q8_0, GgmlType::F16, GgmlType::Q4_0},
   };
   ThreadPool pool(2);
+  pool.set_min_chunk_work(1);  // split even these small shapes between the threads
   for (const auto& types : groups) {
     std::vector<OwnedMatrix> mats;
     for (size_t i = 0; i < types.size(); ++i) mats.push_back(make_matrix(types[i], 21 + 8 * i, cols, 40 + i));
@@ -259,6 +263,7 @@ TEST(Attention, MatchesReferenceWithArbitraryMaskAndGqa) {
   for (int64_t t = 0; t < n_tokens; ++t) mask[t * n_kv + t] = 1;  // every row sees something
   std::vector<float> fast(q.size()), ref(q.size());
   ThreadPool pool(2);
+  pool.set_min_chunk_work(1);  // split even these small shapes between the threads
   attention(s, q.data(), n_tokens, k.data(), v.data(), kv_row, n_kv, mask.data(), fast.data(), pool);
   attention_ref(s, q.data(), n_tokens, k.data(), v.data(), kv_row, n_kv, mask.data(), ref.data());
   EXPECT_LT(relative_rms_error(fast, ref), 1e-5);
@@ -274,6 +279,7 @@ TEST(Attention, RowResultIndependentOfBatchAndExtraMaskedCells) {
   for (int t = 0; t < 3; ++t)
     for (int c = 0; c <= 6 + t; ++c) causal[t * n_kv + c] = 1;
   ThreadPool pool(2);
+  pool.set_min_chunk_work(1);  // split even these small shapes between the threads
   std::vector<float> batched(q.size());
   attention(s, q.data(), 3, k.data(), v.data(), kv_row, n_kv, causal.data(), batched.data(), pool);
   // Row 0 alone, over only the 7 cells it can see.

@@ -70,6 +70,32 @@ TEST(ThreadPoolUsage, CountsParallelOpsAndTheCallersWaitWithinTheirTime) {
   EXPECT_EQ(single.usage().ops, 0u);
 }
 
+// Ops too small to repay a hand-off run inline: the grain gives each chunk at least the
+// pool's minimum work, so an op of less than two chunks' work is one chunk on the caller.
+TEST(ThreadPoolGrain, SmallOpsRunInlineLargeOnesSplit) {
+  ThreadPool pool(2);
+  const int64_t min_work = pool.min_chunk_work();
+  EXPECT_EQ(pool.grain_for_work(static_cast<double>(min_work)), 1);
+  EXPECT_EQ(pool.grain_for_work(static_cast<double>(min_work) / 4), 4);
+  EXPECT_EQ(pool.grain_for_work(static_cast<double>(min_work) / 4, 16), 16) << "the caller's minimum grain holds";
+  EXPECT_EQ(pool.grain_for_work(0), min_work) << "no work per item counts as one unit";
+  // 64 items of a 64th of the minimum each: one chunk in all, run by the caller.
+  pool.reset_usage();
+  std::atomic<int> other_threads{0};
+  const auto count_others = [&](int64_t, int64_t, int thread) { other_threads += thread != 0; };
+  pool.parallel_for(64, count_others, pool.grain_for_work(static_cast<double>(min_work) / 64));
+  EXPECT_EQ(pool.usage().ops, 0u);
+  EXPECT_EQ(other_threads.load(), 0);
+  // 64 items of the minimum each: split (a parallel op), whoever runs the chunks.
+  pool.parallel_for(64, count_others, pool.grain_for_work(static_cast<double>(min_work)));
+  EXPECT_EQ(pool.usage().ops, 1u);
+  // A test can lower the minimum to split even tiny shapes.
+  pool.set_min_chunk_work(1);
+  EXPECT_EQ(pool.grain_for_work(1), 1);
+  pool.parallel_for(64, count_others, pool.grain_for_work(1));
+  EXPECT_EQ(pool.usage().ops, 2u);
+}
+
 TEST(ThreadPoolStress, CreatedUsedAndDestroyedRepeatedly) {
   for (int i = 0; i < 200; ++i) {
     ThreadPool pool(1 + i % 4);
