@@ -63,9 +63,11 @@ class LayerStreamer : public LayerSource {
   StreamStats stats() const;
   // Seconds until the reads submitted so far complete: between two passes, the I/O of the
   // next pass's first streamed units that is still to come. Work done now (drafting) up to
-  // this long overlaps that I/O instead of adding to the cycle. Emulated storage: exact;
-  // the real device: reads served one after another at the rate measured so far (0 before
-  // anything was read).
+  // this long overlaps that I/O instead of adding to the cycle. Emulated storage: the
+  // emulated device's queue (exact); the real device (and under emulation, whichever is
+  // later): the reads not completed yet, served one after another at the rate the device
+  // delivered so far (0 before anything was read). Only unfinished reads count, so the
+  // estimate can never run ahead of the device for good.
   double pending_io_seconds() const;
   const char* backend_name() const { return reader_->backend_name(); }
   bool direct_io() const { return reader_->direct(); }
@@ -102,7 +104,6 @@ class LayerStreamer : public LayerSource {
   int64_t next_acquire_ = 0;  // sequence number the pass will acquire next
   int64_t next_submit_ = 0;
   double emulated_free_at_ = 0;
-  double io_done_at_ = 0;  // real device: when the submitted reads are expected to be done
   StreamStats stats_;
   bool unit_held_ = false;
   IoStallListener* stall_listener_ = nullptr;

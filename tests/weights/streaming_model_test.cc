@@ -141,6 +141,33 @@ TEST(StreamerPendingIo, IsTheReadAheadStillToComeAtTheDevicesRate) {
   EXPECT_EQ((*s)->streamer()->pending_io_seconds(), 0.0);
 }
 
+// The real device: only reads that have not completed count, at the rate the device has
+// delivered. Right after a pass that is at most the ring's reads; once they are done, zero,
+// however many passes ran before (an estimate that kept its own clock drifted ahead of the
+// device and called several milliseconds of drafting hidden).
+TEST(StreamerPendingIo, OnTheRealDeviceIsOnlyTheReadsStillRunning) {
+  SessionOptions o;
+  o.model_path = test::shared_path("models/stories260K.gguf");
+  o.n_ctx = 128;
+  o.mem_budget = *MemoryBudget::parse("0%");
+  auto s = Session::create(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const LayerStreamer& streamer = *(*s)->streamer();
+  ASSERT_FALSE(streamer.emulated());
+  std::vector<float> logits;
+  for (int32_t t = 1; t <= 60; ++t) ASSERT_TRUE((*s)->evaluate({t}, false, &logits).ok());
+  const double pending = streamer.pending_io_seconds();
+  const StreamStats st = streamer.stats();
+  const ResidencyPlan& plan = (*s)->plan();
+  ASSERT_GT(st.io_seconds, 0.0);
+  const double per_byte = st.io_seconds / static_cast<double>(st.bytes_read);
+  // bytes_read counts submitted reads, the rate completed ones: allow the difference.
+  EXPECT_LE(pending, 1.5 * static_cast<double>(plan.n_buffers * plan.buffer_bytes) * per_byte + 1e-6)
+      << "no more than the ring's reads";
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(streamer.pending_io_seconds(), 0.0) << "every read has completed by now";
+}
+
 // A byte budget picks the largest pinned prefix that fits and reports its footprint.
 TEST(ResidencyPlanning, ByteBudgetFitsAndTooSmallBudgetNamesTheMinimum) {
   SessionOptions o;
