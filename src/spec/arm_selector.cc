@@ -50,10 +50,16 @@ int ArmSelector::choose() {
 void ArmSelector::observe(int arm, double tokens, double seconds) {
   SF_CHECK(arm >= 0 && arm < n_arms());
   seconds = std::max(seconds, 1e-9);
+  Arm& a = arms_[static_cast<size_t>(arm)];
+  // A cycle far slower than the arm's typical one is mostly noise that hits every arm alike
+  // (an I/O hiccup, a descheduled thread): count it as `outlier_factor` typical cycles, so
+  // one such cycle cannot make the best arm look worse than the next one. A real change of
+  // regime still shows within a few cycles, each up to outlier_factor times slower.
+  if (a.weight >= 1 && options_.outlier_factor > 0)
+    seconds = std::min(seconds, options_.outlier_factor * a.seconds / a.weight);
   const int top = best();
   if (top >= 0 && top != arm && rate(top) > 0) regret_seconds_ += std::max(0.0, seconds - tokens / rate(top));
   total_seconds_ += seconds;
-  Arm& a = arms_[static_cast<size_t>(arm)];
   a.tokens = options_.decay * a.tokens + tokens;
   a.seconds = options_.decay * a.seconds + seconds;
   a.weight = options_.decay * a.weight + 1;

@@ -32,7 +32,8 @@ namespace sf {
 struct ArmSelectorOptions {
   double explore_share = 0.03;  // the most of the time that exploration may lose
   int stale_cycles = 48;        // an arm not run for this many cycles is re-measured (when affordable)
-  double decay = 0.85;          // weight of an arm's older cycles at each new one of its own
+  double decay = 0.95;          // weight of an arm's older cycles at each new one of its own
+  double outlier_factor = 2.0;  // a cycle counts as at most this many of the arm's typical ones (0: off)
 };
 
 class ArmSelector {
