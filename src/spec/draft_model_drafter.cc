@@ -8,6 +8,36 @@
 
 namespace sf {
 
+namespace {
+
+// The k most likely tokens (ties to the lower id, like argmax) with their softmax
+// probabilities, in one pass over the vocabulary: a sorted list of the best k so far, which
+// most tokens fail at the first comparison. A draft step of a tiny model (stories260K's
+// draft: 0.02 ms) spent a third of its time in the partial sort and the double-precision
+// exponentials this replaces.
+std::vector<TokenProb> greedy_top_tokens(const float* logits, int n_vocab, int k) {
+  k = std::min(k, n_vocab);
+  std::vector<int32_t> top;
+  top.reserve(static_cast<size_t>(k) + 1);
+  for (int32_t i = 0; i < n_vocab; ++i) {
+    const float l = logits[i];
+    // Equal logits keep the earlier (lower) id: a later token must be strictly larger.
+    if (static_cast<int>(top.size()) == k && !(l > logits[top.back()])) continue;
+    auto at = std::upper_bound(top.begin(), top.end(), l, [&](float v, int32_t id) { return v > logits[id]; });
+    top.insert(at, i);
+    if (static_cast<int>(top.size()) > k) top.pop_back();
+  }
+  const float max = logits[top[0]];
+  double sum = 0;
+  for (int i = 0; i < n_vocab; ++i) sum += std::exp(logits[i] - max);
+  std::vector<TokenProb> probs;
+  probs.reserve(top.size());
+  for (int32_t id : top) probs.push_back({id, static_cast<float>(std::exp(logits[id] - max) / sum)});
+  return probs;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<DraftModelDrafter>> DraftModelDrafter::create(const std::string& path,
                                                                      const Tokenizer& target_vocab, int target_n_vocab,
                                                                      ThreadPool& pool, int n_ctx) {
@@ -67,18 +97,7 @@ NodeDistribution DraftModelDrafter::distribution(const TokenTree& tree, int32_t 
   const int n_vocab = model_->hparams().n_vocab;
   NodeDistribution d;
   if (sampling_.greedy()) {
-    // Top tokens with their softmax probabilities (ties to the lower id, like argmax).
-    std::vector<int32_t> ids(n_vocab);
-    for (int i = 0; i < n_vocab; ++i) ids[i] = i;
-    const int k = std::min(kGreedyCandidates, n_vocab);
-    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
-                      [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
-    const float max = logits[ids[0]];
-    double sum = 0;
-    for (int i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
-    d.probs.reserve(k);
-    for (int i = 0; i < k; ++i)
-      d.probs.push_back({ids[i], static_cast<float>(std::exp(static_cast<double>(logits[ids[i]] - max)) / sum)});
+    d.probs = greedy_top_tokens(logits, n_vocab, kGreedyCandidates);
     return d;
   }
   // Penalties see the path below the root, as the target's sampler will at that row.
