@@ -8,6 +8,15 @@
 //   --all-targets  time every SIMD instruction set the CPU supports, not just the best
 //   --types=LIST   only these weight types (comma-separated)
 // Prints a table, then one JSON object per line (prefix "json: ").
+//
+// quant_dot_bench --float-batch [--types=F32,F16,BF16] [--cols=64,172] [--rows=64,128,256,512]
+//                 [--acts=1,4,16] [--all-targets] [min_seconds]
+//   The float types' small matrices (stories260K: K = 64 and 172) against 1, 4 and 16
+//   activation rows, best target (or each), one thread, microseconds per call:
+//   "old" (main's dot_rows before the batched lane sums, kept in float_dot_rows_old-inl.h),
+//   "dot" (dot per row and activation row), "dot_rows" (once per activation row) and "tile"
+//   (all activation rows in one call, as matmul does). The variants are timed in turns,
+//   each keeping its fastest sample.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +28,19 @@
 #include "base/timer.h"
 #include "quant/dequantize.h"
 #include "quant/dot_kernel.h"
+#include "quant/dot_tile.h"
+#include "quant/simd_targets.h"  // the quant/ target list, for the old kernel's copy
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "float_dot_rows_old-inl.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// (after the two above: included once more for the static target)
+#include "float_dot_rows_old-inl.h"
+
+namespace sf_bench {
+HWY_EXPORT(OldFloatDotRows);
+}  // namespace sf_bench
 
 namespace {
 
@@ -76,9 +98,150 @@ double time_matvec(const sf::DotKernel& k, const sf::AlignedBuffer& w, size_t ro
   return best;
 }
 
+std::vector<int64_t> parse_list(const std::string& s) {
+  std::vector<int64_t> out;
+  size_t at = 0;
+  while (at < s.size()) {
+    const size_t comma = s.find(',', at);
+    out.push_back(std::stoll(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+// Seconds per call of fn, from one burst of calls lasting at least a millisecond.
+template <class Fn>
+double time_burst(const Fn& fn) {
+  int reps = 1;
+  for (;;) {
+    sf::Stopwatch sw;
+    for (int i = 0; i < reps; ++i) fn();
+    const double t = sw.elapsed();
+    if (t > 1e-3) return t / reps;
+    reps *= 2;
+  }
+}
+
+int float_batch(int argc, char** argv) {
+  std::vector<GgmlType> types = {GgmlType::F32};
+  std::vector<int64_t> cols_list = {64, 172}, rows_list = {64, 128, 256, 512}, acts_list = {1, 4, 16};
+  double min_seconds = 0.3;
+  bool all_targets = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--float-batch") continue;
+    if (arg == "--all-targets") {
+      all_targets = true;
+    } else if (arg.rfind("--types=", 0) == 0) {
+      types.clear();
+      const std::string list = arg.substr(8) + ",";
+      for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
+        if (list.find(std::string(sf::type_name(t)) + ",") != std::string::npos) types.push_back(t);
+      }
+    } else if (arg.rfind("--cols=", 0) == 0) {
+      cols_list = parse_list(arg.substr(7));
+    } else if (arg.rfind("--rows=", 0) == 0) {
+      rows_list = parse_list(arg.substr(7));
+    } else if (arg.rfind("--acts=", 0) == 0) {
+      acts_list = parse_list(arg.substr(7));
+    } else {
+      min_seconds = std::stod(arg);
+    }
+  }
+  std::vector<int64_t> targets = sf::dot_kernel_targets();
+  if (!all_targets) targets.resize(1);
+  std::printf("float matrices x activation rows, one thread, us per call (fastest burst)\n");
+  std::printf("%-5s %-8s %5s %5s %5s %9s %9s %9s %9s %9s %9s\n", "type", "target", "K", "rows", "acts", "old", "dot",
+              "dot_rows", "tile", "old/best", "ns/out");
+  std::vector<std::string> json;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (GgmlType type : types) {
+    const int old_index = type == GgmlType::F32 ? 0 : type == GgmlType::F16 ? 1 : 2;
+    const GgmlType act_type = sf::default_activation_type(type);
+    for (int64_t t : targets) {
+      const std::string target = sf::dot_kernel_target_name(t);
+      if (target == "SCALAR") continue;  // the reference: no old copy, no tile
+      const sf::DotKernel* k = sf::find_dot_kernel_for_target(type, act_type, t);
+      const sf::DotTile tile = sf::find_dot_tile_for_target(type, act_type, t);
+      const auto old_dot_rows = sf::quant::pick_target(HWY_DISPATCH_TABLE(sf_bench::OldFloatDotRows), t);
+      for (int64_t cols : cols_list) {
+        for (int64_t rows : rows_list) {
+          const size_t row_bytes = sf::row_bytes(type, cols), act_bytes = sf::row_bytes(act_type, cols);
+          const sf::AlignedBuffer w = make_weights(type, rows, cols);
+          for (int64_t acts : acts_list) {
+            sf::AlignedBuffer x(act_bytes * static_cast<size_t>(acts), 64);
+            std::vector<float> xf(static_cast<size_t>(cols));
+            for (int64_t a = 0; a < acts; ++a) {
+              for (auto& v : xf) v = normal(rng);
+              k->quantize_activation(xf.data(), x.data() + a * act_bytes, cols);
+            }
+            std::vector<float> out(static_cast<size_t>(rows * acts));
+            const auto old = [&] {
+              for (int64_t a = 0; a < acts; ++a) {
+                old_dot_rows(old_index, w.data(), row_bytes, rows, x.data() + a * act_bytes, cols,
+                             out.data() + a * rows);
+              }
+              g_sink = out[0];
+            };
+            const auto dot = [&] {
+              for (int64_t a = 0; a < acts; ++a) {
+                for (int64_t r = 0; r < rows; ++r)
+                  out[a * rows + r] = k->dot(w.data() + r * row_bytes, x.data() + a * act_bytes, cols);
+              }
+              g_sink = out[0];
+            };
+            const auto dot_rows = [&] {
+              for (int64_t a = 0; a < acts; ++a)
+                k->dot_rows(w.data(), row_bytes, rows, x.data() + a * act_bytes, cols, out.data() + a * rows);
+              g_sink = out[0];
+            };
+            const auto run_tile = [&] {
+              tile.run(w.data(), row_bytes, rows, x.data(), act_bytes, acts, cols, out.data(), rows);
+              g_sink = out[0];
+            };
+            double t_old = 1e30, t_dot = 1e30, t_rows = 1e30, t_tile = 1e30;
+            sf::Stopwatch total;
+            while (total.elapsed() < min_seconds) {
+              t_old = std::min(t_old, time_burst(old));
+              t_dot = std::min(t_dot, time_burst(dot));
+              t_rows = std::min(t_rows, time_burst(dot_rows));
+              if (tile && acts > 1) t_tile = std::min(t_tile, time_burst(run_tile));
+            }
+            const double best = std::min(t_rows, t_tile);
+            const bool has_tile = t_tile < 1e30;
+            char tile_us[32] = "-";
+            if (has_tile) std::snprintf(tile_us, sizeof(tile_us), "%.2f", t_tile * 1e6);
+            std::printf("%-5s %-8s %5lld %5lld %5lld %9.2f %9.2f %9.2f %9s %8.2fx %9.2f\n", sf::type_name(type),
+                        target.c_str(), static_cast<long long>(cols), static_cast<long long>(rows),
+                        static_cast<long long>(acts), t_old * 1e6, t_dot * 1e6, t_rows * 1e6, tile_us, t_old / best,
+                        best * 1e9 / static_cast<double>(rows * acts));
+            std::fflush(stdout);
+            char line[512];
+            std::snprintf(line, sizeof(line),
+                          "json: {\"bench\":\"float_batch\",\"target\":\"%s\",\"type\":\"%s\",\"cols\":%lld,"
+                          "\"rows\":%lld,\"acts\":%lld,\"old_us\":%.3f,\"dot_us\":%.3f,\"dot_rows_us\":%.3f,"
+                          "\"tile_us\":%.3f}",
+                          target.c_str(), sf::type_name(type), static_cast<long long>(cols),
+                          static_cast<long long>(rows), static_cast<long long>(acts), t_old * 1e6, t_dot * 1e6,
+                          t_rows * 1e6, has_tile ? t_tile * 1e6 : -1.0);
+            json.push_back(line);
+          }
+        }
+      }
+    }
+  }
+  for (const std::string& line : json) std::printf("%s\n", line.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--float-batch") return float_batch(argc, argv);
+  }
   int64_t rows = 4096, cols = 4096;
   double min_seconds = 0.6;
   bool with_ref = false, all_targets = false;

@@ -54,8 +54,8 @@ void multiply(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x
   const size_t act_row_bytes = in.row_bytes;
 
   // Row panels always take the panel kernel, whatever the batch. Otherwise, for several
-  // tokens, the tile kernel (Q4_0/Q5_0/Q8_0, Q2_K..Q6_K) decodes each weight block once for
-  // a tile of tokens. Both are bit-identical to dot_rows, so neither the layout nor the
+  // tokens, the tile kernel (every weight type's, on the SIMD targets) decodes or widens each
+  // weight block once for a tile of tokens. Both are bit-identical to dot_rows, so neither the layout nor the
   // batch size changes a float.
   const bool panels = w.layout == WeightLayout::kRowPanels;
   DotTile tile;

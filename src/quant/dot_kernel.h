@@ -31,7 +31,8 @@ struct DotKernel {
   // out[r] = dot(weight + r * row_stride, activation, n) for r < n_rows, bit for bit. The
   // legacy-format SIMD kernels work on four rows at once, sharing activation loads and
   // prefetching the next four rows (Q4_0/Q8_0: 10-30% faster than dot per row, from cache
-  // or DRAM), so matvecs should prefer it. row_stride is in bytes.
+  // or DRAM); the float ones sum the lanes of a block of rows together (small matrices), so
+  // matvecs should prefer it. row_stride is in bytes.
   void (*dot_rows)(const void* weight, size_t row_stride, int64_t n_rows, const void* activation, int64_t n,
                    float* out);
 };

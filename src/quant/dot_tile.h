@@ -7,8 +7,9 @@
 // so a batch verifying a token tree computes exactly the floats of decoding one token at a
 // time: either by the same per-block integer dot, scale multiplies and accumulators (two
 // round-robin ones for the legacy formats, one plus the mins for the K-quants) summed the
-// same way, or, for the VNNI kernels (AVX3_DL: Q4_0, Q8_0, Q4_K), by one per-element
-// definition of the sum that both compute (quant/vnni_q-inl.h).
+// same way, or, for the VNNI kernels (AVX3_DL: Q4_0, Q8_0, Q4_K) and the float formats, by
+// one per-element definition of the sum that both compute (quant/vnni_q-inl.h,
+// quant/dot_simd_float.cc).
 #pragma once
 
 #include <cstddef>
@@ -39,8 +40,9 @@ struct DotTile {
 };
 
 // The tile kernel of a (weight, activation) pair on the best instruction set: Q4_0, Q5_0 and
-// Q8_0 weights with Q8_0 activations (dot_tile_q.cc), Q2_K..Q6_K with Q8_K activations
-// (dot_tile_k.cc); empty for other pairs (callers fall back to dot_rows).
+// Q8_0 weights with Q8_0 activations (dot_tile_q.cc), Q2_K..Q6_K with Q8_K (dot_tile_k.cc),
+// and the float pairs of find_dot_kernel (dot_simd_float.cc);
+// empty for other pairs and on the scalar target (callers fall back to dot_rows).
 DotTile find_dot_tile(GgmlType weight_type, GgmlType activation_type);
 // The same compiled for one target of dot_kernel_targets() (for tests).
 DotTile find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target);

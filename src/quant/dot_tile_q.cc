@@ -170,6 +170,7 @@ DotTile GetTile(GgmlType, GgmlType) { return DotTile{}; }
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "quant/dot_tile_float.h"
 #include "quant/dot_tile_k.h"
 
 namespace sf {
@@ -177,7 +178,8 @@ namespace quant {
 HWY_EXPORT(GetTile);
 }  // namespace quant
 
-// The legacy formats' tiles (this file), else the K-quants' (dot_tile_k.cc).
+// The legacy formats' tiles (this file), else the K-quants' (dot_tile_k.cc), else the float
+// formats' (dot_simd_float.cc).
 DotTile find_dot_tile(GgmlType weight_type, GgmlType activation_type) {
   return find_dot_tile_for_target(weight_type, activation_type, 0);
 }
@@ -185,7 +187,9 @@ DotTile find_dot_tile(GgmlType weight_type, GgmlType activation_type) {
 DotTile find_dot_tile_for_target(GgmlType weight_type, GgmlType activation_type, int64_t target) {
   const DotTile legacy = quant::pick_target(quant::HWY_DISPATCH_TABLE(GetTile), target)(weight_type, activation_type);
   if (legacy) return legacy;
-  return quant::k_dot_tile(weight_type, activation_type, target);
+  const DotTile k = quant::k_dot_tile(weight_type, activation_type, target);
+  if (k) return k;
+  return quant::float_dot_tile(weight_type, activation_type, target);
 }
 
 }  // namespace sf

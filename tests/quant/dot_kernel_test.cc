@@ -13,6 +13,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/fp16.h"
@@ -165,6 +166,103 @@ TEST(DotKernel, DotRowsIsBitIdenticalToDot) {
       }
     }
   }
+}
+
+const PairCase* float_cases_end() { return kCases + 5; }  // kCases starts with the five float pairs
+
+// The float pairs' dot_rows against dot, bit for bit, for every row count 1..37 (whole and
+// partial 8-row blocks, all remainders) and n with and without a scalar tail, on every target.
+TEST(DotKernel, FloatDotRowsIsBitIdenticalToDotForEveryRowCount) {
+  for (const PairCase* c = kCases; c != float_cases_end(); ++c) {
+    ASSERT_EQ(type_info(c->weight).block_size, 1);
+    const DotKernel* ref = find_dot_kernel_ref(c->weight, c->activation);
+    for (int64_t target : dot_kernel_targets()) {
+      const DotKernel* k = find_dot_kernel_for_target(c->weight, c->activation, target);
+      for (int64_t n : {1, 7, 16, 64, 96, 172, 200, 275, 1031}) {
+        const int64_t max_rows = 37;
+        const size_t stride = row_bytes(c->weight, n);
+        std::vector<uint8_t> w(stride * max_rows);
+        for (int64_t r = 0; r < max_rows; ++r) {
+          const auto bytes = test::quantized(c->weight, test::random_row(n, 900u + static_cast<uint32_t>(r), 0.05f));
+          std::memcpy(w.data() + r * stride, bytes.data(), stride);
+        }
+        const auto xf = test::random_row(n, 78, 2.0f);
+        std::vector<uint8_t> a(row_bytes(c->activation, n));
+        k->quantize_activation(xf.data(), a.data(), n);
+        for (int64_t rows = 1; rows <= max_rows; ++rows) {
+          std::vector<float> out(static_cast<size_t>(rows) + 1, -1.0f);
+          k->dot_rows(w.data(), stride, rows, a.data(), n, out.data());
+          ASSERT_EQ(out[static_cast<size_t>(rows)], -1.0f) << label(*c, target, n) << " rows=" << rows;
+          for (int64_t r = 0; r < rows; ++r) {
+            const float one = k->dot(w.data() + r * stride, a.data(), n);
+            ASSERT_EQ(test::float_bits(out[static_cast<size_t>(r)]), test::float_bits(one))
+                << label(*c, target, n) << " rows=" << rows << " row " << r;
+            const std::vector<uint8_t> row(w.begin() + r * stride, w.begin() + (r + 1) * stride);
+            const double m = magnitude(c->weight, row, c->activation, a, n);
+            ASSERT_LE(std::fabs(static_cast<double>(one) - ref->dot(row.data(), a.data(), n)),
+                      c->max_relative_error * m + 1e-30)
+                << label(*c, target, n) << " row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The float dot's per-element definition (dot_simd_float.cc), written out in scalar code for
+// `lanes` lanes: four accumulator chains over whole chunks (the chunks past the last group of
+// four into the first), (a0 + a1) + (a2 + a3), the halving tree over the lanes, then the
+// scalar tail. `fused`: the target's MulAdd rounds once (FMA) rather than twice.
+float float_dot_definition(const std::vector<float>& w, const std::vector<float>& x, int64_t lanes, bool fused) {
+  const auto mul_add = [fused](float a, float b, float c) {
+    if (fused) return std::fma(a, b, c);
+    volatile float product = a * b;  // volatile: the compiler may not fuse the two
+    return product + c;
+  };
+  const int64_t n = static_cast<int64_t>(w.size());
+  std::vector<float> acc(static_cast<size_t>(4 * lanes), 0.0f);
+  int64_t i = 0;
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    for (int64_t k = 0; k < 4 * lanes; ++k) acc[k] = mul_add(w[i + k], x[i + k], acc[k]);
+  }
+  for (; i + lanes <= n; i += lanes) {
+    for (int64_t j = 0; j < lanes; ++j) acc[j] = mul_add(w[i + j], x[i + j], acc[j]);
+  }
+  std::vector<float> s(static_cast<size_t>(lanes));
+  for (int64_t j = 0; j < lanes; ++j) s[j] = (acc[j] + acc[lanes + j]) + (acc[2 * lanes + j] + acc[3 * lanes + j]);
+  for (int64_t width = lanes; width > 1; width /= 2) {
+    for (int64_t j = 0; j < width / 2; ++j) s[j] = s[j] + s[j + width / 2];
+  }
+  float sum = s[0];
+  for (; i < n; ++i) sum = mul_add(w[i], x[i], sum);
+  return sum;
+}
+
+// The float dots follow that definition exactly on the x86 targets (whose lane counts and
+// MulAdd are known here), so a change of order made consistently in dot, dot_rows and the
+// tiles (which the bit-identity tests cannot see) fails too.
+TEST(DotKernel, FloatDotFollowsItsDefinition) {
+  const std::map<std::string, std::pair<int64_t, bool>> kLanesAndFused = {
+      {"AVX3_DL", {16, true}}, {"AVX3", {16, true}}, {"AVX2", {8, true}}, {"SSE4", {4, false}}, {"SSSE3", {4, false}}};
+  int checked = 0;
+  for (int64_t target : dot_kernel_targets()) {
+    const auto it = kLanesAndFused.find(dot_kernel_target_name(target));
+    if (it == kLanesAndFused.end()) continue;  // SCALAR: the reference; others: not known here
+    const auto [lanes, fused] = it->second;
+    for (const PairCase* c = kCases; c != float_cases_end(); ++c) {
+      const DotKernel* k = find_dot_kernel_for_target(c->weight, c->activation, target);
+      for (int64_t n : {1, 3, 15, 16, 64, 96, 172, 200, 275, 1031}) {
+        const auto w = test::quantized(c->weight, test::random_row(n, 40u + static_cast<uint32_t>(n), 0.05f));
+        std::vector<uint8_t> a(row_bytes(c->activation, n));
+        k->quantize_activation(test::random_row(n, 41u + static_cast<uint32_t>(n), 2.0f).data(), a.data(), n);
+        const float want = float_dot_definition(test::dequantized(c->weight, w, n),
+                                                test::dequantized(c->activation, a, n), lanes, fused);
+        EXPECT_EQ(test::float_bits(k->dot(w.data(), a.data(), n)), test::float_bits(want)) << label(*c, target, n);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
 }
 
 // Blocks made of random bytes reach every level, scale and bit pattern the formats allow

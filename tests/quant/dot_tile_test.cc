@@ -5,16 +5,26 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "quant/dequantize.h"
 #include "quant/dot_kernel.h"
 #include "quant_test_util.h"
 
 namespace sf {
 namespace {
+
+const std::pair<GgmlType, GgmlType> kFloatPairs[] = {{GgmlType::F32, GgmlType::F32},
+                                                     {GgmlType::F16, GgmlType::F16},
+                                                     {GgmlType::F16, GgmlType::F32},
+                                                     {GgmlType::BF16, GgmlType::BF16},
+                                                     {GgmlType::BF16, GgmlType::F32}};
 
 TEST(DotTile, LegacyFormatsWithoutMinimumAndKQuantsHaveTiles) {
   EXPECT_TRUE(find_dot_tile(GgmlType::Q4_0, GgmlType::Q8_0));
@@ -26,8 +36,19 @@ TEST(DotTile, LegacyFormatsWithoutMinimumAndKQuantsHaveTiles) {
   }
   EXPECT_FALSE(find_dot_tile(GgmlType::Q4_1, GgmlType::Q8_1));
   EXPECT_FALSE(find_dot_tile(GgmlType::Q4_0, GgmlType::Q8_K));
-  EXPECT_FALSE(find_dot_tile(GgmlType::F16, GgmlType::F16));
   EXPECT_FALSE(find_dot_tile(GgmlType::Q4_0, GgmlType::F32));
+  EXPECT_FALSE(find_dot_tile(GgmlType::F32, GgmlType::F16));
+  EXPECT_FALSE(find_dot_tile(GgmlType::F16, GgmlType::BF16));
+}
+
+TEST(DotTile, FloatPairsHaveTilesOnEverySimdTarget) {
+  for (int64_t target : dot_kernel_targets()) {
+    const bool scalar = dot_kernel_target_name(target) == "SCALAR";
+    for (const auto& [w, a] : kFloatPairs) {
+      EXPECT_EQ(static_cast<bool>(find_dot_tile_for_target(w, a, target)), !scalar)
+          << type_name(w) << " x " << type_name(a) << " on " << dot_kernel_target_name(target);
+    }
+  }
 }
 
 // Runs a tile as matmul does: through its own activation layout when it has one.
@@ -42,10 +63,30 @@ void run_tile(const DotTile& tile, const uint8_t* w, size_t w_stride, int64_t n_
   tile.run(w, w_stride, n_rows, prepared.data(), x_stride, n_act, n, out, out_stride);
 }
 
+// sum |w_i x_i| over the decoded rows: the scale of a rounding error in a sum that may cancel.
+double magnitude(GgmlType wt, const uint8_t* w, GgmlType at, const uint8_t* x, int64_t n) {
+  std::vector<float> wf(static_cast<size_t>(n)), xf(static_cast<size_t>(n));
+  dequantize_row(wt, w, wf.data(), n);
+  dequantize_row(at, x, xf.data(), n);
+  double m = 0;
+  for (int64_t i = 0; i < n; ++i) m += std::fabs(static_cast<double>(wf[i]) * xf[i]);
+  return m;
+}
+
+struct TileShapes {
+  std::vector<int64_t> rows = {1, 2, 3, 4, 5, 8, 13};
+  std::vector<int64_t> acts = {1, 2, 3, 4, 5, 6, 7, 9, 16, 17, 35};
+  // When > 0: also |tile - reference| <= max_error * sum |w_i x_i| for every output (the
+  // bound of tests/quant/dot_kernel_test.cc).
+  double max_error = 0;
+};
+
 // Every tile of (weight type, activation type) on every compiled target against that
-// target's dot, bit for bit, and against the scalar reference: 1..13 weight rows x 1..35
-// activation rows (every remainder of the row and activation tiles) for each n of `sizes`.
-void check_tiles_on_every_target(GgmlType type, GgmlType act_type, std::initializer_list<int64_t> sizes) {
+// target's dot, bit for bit, and against the scalar reference: each count of `shape.rows`
+// weight rows x each count of `shape.acts` activation rows (every remainder of the row and
+// activation tiles) for each n of `sizes`.
+void check_tiles_on_every_target(GgmlType type, GgmlType act_type, std::initializer_list<int64_t> sizes,
+                                 const TileShapes& shape = TileShapes{}) {
   for (int64_t target : dot_kernel_targets()) {
     const DotTile tile = find_dot_tile_for_target(type, act_type, target);
     if (!tile) {
@@ -59,7 +100,8 @@ void check_tiles_on_every_target(GgmlType type, GgmlType act_type, std::initiali
     for (int64_t n : sizes) {
       // Up to 35 activation rows: the VNNI tiles put 16 side by side, so 16, 17 and 35
       // cover full, partial and several panels.
-      const int64_t max_rows = 13, max_act = 35;
+      const int64_t max_rows = *std::max_element(shape.rows.begin(), shape.rows.end());
+      const int64_t max_act = *std::max_element(shape.acts.begin(), shape.acts.end());
       const size_t w_stride = row_bytes(type, n), x_stride = row_bytes(act_type, n);
       std::vector<uint8_t> w(w_stride * max_rows), x(x_stride * max_act);
       for (int64_t r = 0; r < max_rows; ++r) {
@@ -70,21 +112,38 @@ void check_tiles_on_every_target(GgmlType type, GgmlType act_type, std::initiali
         const auto f = test::random_row(n, static_cast<uint32_t>(n * 1000 + c + 7), 2.0f);
         kernel->quantize_activation(f.data(), x.data() + c * x_stride, n);
       }
-      for (int64_t n_rows : {1, 2, 3, 4, 5, 8, 13}) {
-        for (int64_t n_act : {1, 2, 3, 4, 5, 6, 7, 9, 16, 17, 35}) {
+      // dot, the reference and the error scale of every (weight row, activation row).
+      std::vector<float> dot(max_rows * max_act), dot_ref(dot.size());
+      std::vector<double> scale(dot.size());
+      for (int64_t c = 0; c < max_act; ++c) {
+        for (int64_t r = 0; r < max_rows; ++r) {
+          const uint8_t* wr = w.data() + r * w_stride;
+          const uint8_t* xc = x.data() + c * x_stride;
+          dot[c * max_rows + r] = kernel->dot(wr, xc, n);
+          dot_ref[c * max_rows + r] = ref->dot(wr, xc, n);
+          if (shape.max_error > 0) scale[c * max_rows + r] = magnitude(type, wr, act_type, xc, n);
+        }
+      }
+      for (int64_t n_rows : shape.rows) {
+        for (int64_t n_act : shape.acts) {
           const int64_t out_stride = n_rows + 3;  // a stride wider than the rows written
           std::vector<float> out(out_stride * n_act, -1.0f);
           run_tile(tile, w.data(), w_stride, n_rows, x.data(), x_stride, n_act, n, out.data(), out_stride);
-          std::vector<float> want, want_ref, got;
+          std::vector<float> want_ref, got;
           for (int64_t c = 0; c < n_act; ++c) {
             for (int64_t r = 0; r < n_rows; ++r) {
-              const float d = kernel->dot(w.data() + r * w_stride, x.data() + c * x_stride, n);
-              ASSERT_EQ(test::float_bits(out[c * out_stride + r]), test::float_bits(d))
-                  << dot_kernel_target_name(target) << " " << type_name(type) << " n=" << n << " rows=" << n_rows
-                  << " act=" << n_act << " (" << r << "," << c << ")";
-              want.push_back(d);
-              want_ref.push_back(ref->dot(w.data() + r * w_stride, x.data() + c * x_stride, n));
-              got.push_back(out[c * out_stride + r]);
+              const float d = dot[c * max_rows + r], o = out[c * out_stride + r];
+              ASSERT_EQ(test::float_bits(o), test::float_bits(d))
+                  << dot_kernel_target_name(target) << " " << type_name(type) << " x " << type_name(act_type)
+                  << " n=" << n << " rows=" << n_rows << " act=" << n_act << " (" << r << "," << c << ")";
+              want_ref.push_back(dot_ref[c * max_rows + r]);
+              got.push_back(o);
+              if (shape.max_error > 0) {
+                ASSERT_LE(std::fabs(static_cast<double>(o) - want_ref.back()),
+                          shape.max_error * scale[c * max_rows + r] + 1e-30)
+                    << dot_kernel_target_name(target) << " " << type_name(type) << " x " << type_name(act_type)
+                    << " n=" << n << " (" << r << "," << c << ")";
+              }
             }
             for (int64_t r = n_rows; r < out_stride; ++r) ASSERT_EQ(out[c * out_stride + r], -1.0f);
           }
@@ -105,6 +164,20 @@ TEST(DotTile, BitIdenticalToDotAndCloseToReferenceOnEveryTarget) {
 TEST(DotTile, KQuantTilesBitIdenticalToDotAndCloseToReferenceOnEveryTarget) {
   for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
     check_tiles_on_every_target(type, GgmlType::Q8_K, {256, 512, 768, 1024, 2816});
+  }
+}
+
+// The float tiles: n of one element to over a thousand, whole and partial vectors and
+// four-vector groups of every target (4, 8, 16 lanes), with and without a scalar tail
+// (K = 64 and 172: stories260K's matrices); 1-17 weight rows (every remainder of the 4-row
+// tiles and 8-row dot_rows blocks) and up to 37, 1-9 activation rows and up to 35.
+TEST(DotTile, FloatTilesBitIdenticalToDotAndCloseToReferenceOnEveryTarget) {
+  TileShapes shape;
+  shape.rows = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 24, 31, 32, 33, 37};
+  shape.acts = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 33, 35};
+  shape.max_error = 1e-6;
+  for (const auto& [type, act_type] : kFloatPairs) {
+    check_tiles_on_every_target(type, act_type, {1, 5, 16, 63, 64, 96, 172, 200, 275, 1031}, shape);
   }
 }
 
