@@ -41,11 +41,12 @@ class ThreadPool {
   // work, given the work of one item (units: multiply-adds or elements touched, roughly a
   // nanosecond's worth or less each). An op smaller than two such chunks runs inline on the
   // calling thread: handing work to another core costs a wakeup, the cache lines of its
-  // inputs and outputs and a wait at the end, a microsecond or two in all, and a tiny
-  // model's pass is ~50 ops of well under a microsecond each (stories260K decoded 1.5-3x
-  // faster once they stopped being split).
+  // inputs and outputs and a wait at the end, several microseconds on a VM whose two cores
+  // share a physical one, and a tiny model's pass is ~50 ops of a microsecond or less
+  // (stories260K: decode 1.5x and 16-row passes 3x faster once ops under 64K multiply-adds
+  // stopped being split).
   int64_t grain_for_work(double work_per_item, int64_t min_grain = 1) const;
-  static constexpr int64_t kDefaultMinChunkWork = 16384;
+  static constexpr int64_t kDefaultMinChunkWork = 65536;
   int64_t min_chunk_work() const { return min_chunk_work_; }
   // Tests set 1 so that small shapes still exercise the split between threads.
   void set_min_chunk_work(int64_t work) { min_chunk_work_ = work < 1 ? 1 : work; }
