@@ -95,7 +95,10 @@ void Transformer::run_layer(const LayerWeights& L, int layer_index, const float*
   for (int64_t t = 0; t < n; ++t) rms_norm(hidden + t * E, L.ffn_norm, hp_.rms_eps, E, xb_.data() + t * E);
   matmul_shared_input({{&L.ffn_gate, gate_.data(), hp_.n_ff}, {&L.ffn_up, up_.data(), hp_.n_ff}}, xb_.data(), n, E,
                       pool_, matmul_scratch_);
-  swiglu_inplace(gate_.data(), up_.data(), n * hp_.n_ff);
+  // Element-wise, so split freely between threads (an exp is a few dozen flops).
+  pool_.parallel_for(
+      n * hp_.n_ff, [&](int64_t b, int64_t e, int) { swiglu_inplace(gate_.data() + b, up_.data() + b, e - b); },
+      pool_.grain_for_work(32));
   matmul(L.ffn_down, gate_.data(), n, hp_.n_ff, delta_.data(), E, pool_, matmul_scratch_);
   for (int64_t i = 0; i < n * E; ++i) hidden[i] += delta_[i];
 }

@@ -239,6 +239,33 @@ TEST(Rope, PositionZeroIsIdentity) {
   EXPECT_EQ(head, orig);
 }
 
+// The vectorised SwiGLU against std::exp, on sizes around the vector width and on inputs
+// from tiny to beyond exp's range, and the same floats whatever the split: each element
+// alone, the whole array at once, and pieces starting at every offset.
+TEST(Swiglu, CloseToTheScalarOracleAndTheSameFloatsWhateverTheSplit) {
+  for (int64_t n : {1, 3, 7, 15, 16, 17, 31, 33, 64, 67, 172}) {
+    auto gate = random_floats(static_cast<size_t>(n), 40 + static_cast<uint32_t>(n));
+    const auto up = random_floats(static_cast<size_t>(n), 80 + static_cast<uint32_t>(n));
+    // Spread the gates over -120..120 so exp's cap and its tiny results are both crossed.
+    for (int64_t i = 0; i < n; ++i) gate[i] *= (i % 5 == 0) ? 120.0f : (i % 5 == 1 ? 9.0f : 1.0f);
+    std::vector<float> whole = gate, ref = gate;
+    swiglu_inplace(whole.data(), up.data(), n);
+    swiglu_inplace_ref(ref.data(), up.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(whole[i], ref[i], 4e-7f * std::fabs(ref[i]) + 1e-30f) << "n " << n << " element " << i;
+      std::vector<float> one = {gate[i]};
+      swiglu_inplace(one.data(), &up[i], 1);
+      EXPECT_EQ(one[0], whole[i]) << "element " << i << " alone";
+    }
+    for (int64_t cut = 1; cut < n; ++cut) {
+      std::vector<float> split = gate;
+      swiglu_inplace(split.data(), up.data(), cut);
+      swiglu_inplace(split.data() + cut, up.data() + cut, n - cut);
+      EXPECT_EQ(split, whole) << "n " << n << " cut at " << cut;
+    }
+  }
+}
+
 TEST(Softmax, SumsToOneAndZeroesMaskedEntries) {
   std::vector<float> x = {1.0f, -INFINITY, 3.0f, 0.5f};
   softmax_inplace(x.data(), 4);
