@@ -51,10 +51,12 @@ struct F16 {
     const hn::Rebind<T, DF> dh;
     return hn::PromoteTo(DF(), hn::LoadU(dh, p));
   }
-  static float Scalar(T v) {
+  // The conversion table (the values of fp16_to_fp32, without its call per element).
+  static HWY_INLINE float Scalar(T v) {
+    static const float* const table = fp16_table();
     uint16_t bits;
     std::memcpy(&bits, &v, 2);
-    return fp16_to_fp32(bits);
+    return table[bits];
   }
 };
 struct BF16 {
@@ -82,8 +84,10 @@ HWY_INLINE float AddTail(const typename W::T* w, const typename X::T* x, int64_t
   return hn::GetLane(s);
 }
 
+// dot: steps 1-4 on one row, the chains interleaved. Inlined into dot_rows' row loop as well
+// (a call per row cost ~1.5-4 ns at K = 64..172).
 template <class W, class X>
-float Dot(const void* wp, const void* xp, int64_t n) {
+HWY_INLINE float DotT(const void* wp, const void* xp, int64_t n) {
   const auto* w = static_cast<const typename W::T*>(wp);
   const auto* x = static_cast<const typename X::T*>(xp);
   VF a0 = hn::Zero(DF()), a1 = a0, a2 = a0, a3 = a0;
@@ -96,6 +100,11 @@ float Dot(const void* wp, const void* xp, int64_t n) {
   }
   for (; i + kL <= n; i += kL) a0 = hn::MulAdd(W::Load(w + i), X::Load(x + i), a0);
   return AddTail<W, X>(w, x, i, n, SumLanesTree((a0 + a1) + (a2 + a3)));
+}
+
+template <class W, class X>
+float Dot(const void* w, const void* x, int64_t n) {
+  return DotT<W, X>(w, x, n);
 }
 
 // One chunk (elements i..i+L) of R weight rows x C activation rows into acc[r * C + c]: each
@@ -235,7 +244,7 @@ template <class W, class X>
 void DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, int64_t n, float* out) {
   const auto* wp = static_cast<const uint8_t*>(w);
   if (n >= 16 * kL) {
-    for (int64_t r = 0; r < n_rows; ++r) out[r] = Dot<W, X>(wp + r * stride, x, n);
+    for (int64_t r = 0; r < n_rows; ++r) out[r] = DotT<W, X>(wp + r * stride, x, n);
   } else {
     TileAll<W, X, 8, 1>(wp, stride, n_rows, static_cast<const uint8_t*>(x), 0, 1, n, out, 0);
   }
