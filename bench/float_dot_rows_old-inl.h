@@ -48,8 +48,10 @@ inline float Bf16ToF32(uint16_t h) { return sf::bf16_to_fp32(h); }
 using OldF16 = OldHalf<hwy::float16_t, &Fp16ToF32>;
 using OldBF16 = OldHalf<hwy::bfloat16_t, &Bf16ToF32>;
 
+// Not inlined, as in main's library, where dot_rows calls dot once per row (checked in the
+// object code of fbffa1b's dot_simd_float.cc: one call to Dot in each DotRows).
 template <class W, class X>
-float OldDot(const void* wp, const void* xp, int64_t n) {
+HWY_NOINLINE float OldDot(const void* wp, const void* xp, int64_t n) {
   const auto* w = static_cast<const typename W::T*>(wp);
   const auto* x = static_cast<const typename X::T*>(xp);
   constexpr int64_t kL = static_cast<int64_t>(hn::MaxLanes(DF()));

@@ -9,14 +9,15 @@
 //   --types=LIST   only these weight types (comma-separated)
 // Prints a table, then one JSON object per line (prefix "json: ").
 //
-// quant_dot_bench --float-batch [--types=F32,F16,BF16] [--cols=64,172] [--rows=64,128,256,512]
-//                 [--acts=1,4,16] [--all-targets] [min_seconds]
-//   The float types' small matrices (stories260K: K = 64 and 172) against 1, 4 and 16
-//   activation rows, best target (or each), one thread, microseconds per call:
-//   "old" (main's dot_rows before the batched lane sums, kept in float_dot_rows_old-inl.h),
-//   "dot" (dot per row and activation row), "dot_rows" (once per activation row) and "tile"
-//   (all activation rows in one call, as matmul does). The variants are timed in turns,
-//   each keeping its fastest sample.
+// quant_dot_bench --batch [--types=F32,..] [--cols=64,172] [--rows=64,128,256,512] [--acts=1,4,16]
+//                 [--all-targets] [min_seconds]
+//   Small matrices (default F32 at stories260K's K = 64 and 172) against 1, 4 and 16
+//   activation rows, best target (or each), one thread, microseconds per call: "old" (float
+//   types only: main's dot_rows before the batched lane sums, kept in
+//   float_dot_rows_old-inl.h), "dot" (dot per row and activation row), "dot_rows" (once per
+//   activation row) and "tile" (all activation rows in one call, as matmul does, including a
+//   tile's activation layout if it has one). The variants are timed in turns, each keeping
+//   its fastest sample; "speed-up" is old (or else dot_rows) over the best new variant.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -72,6 +73,10 @@ sf::AlignedBuffer make_weights(GgmlType type, int64_t rows, int64_t cols) {
 
 volatile float g_sink;
 
+const GgmlType kTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
+                           GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
+                           GgmlType::F16,  GgmlType::BF16, GgmlType::F32};
+
 // Times single matvecs until min_seconds have passed and returns the fastest, in seconds:
 // on a shared machine the minimum is the run that had the core to itself.
 double time_matvec(const sf::DotKernel& k, const sf::AlignedBuffer& w, size_t row_bytes, int64_t rows, const void* act,
@@ -123,21 +128,21 @@ double time_burst(const Fn& fn) {
   }
 }
 
-int float_batch(int argc, char** argv) {
+int batch(int argc, char** argv) {
   std::vector<GgmlType> types = {GgmlType::F32};
   std::vector<int64_t> cols_list = {64, 172}, rows_list = {64, 128, 256, 512}, acts_list = {1, 4, 16};
   double min_seconds = 0.3;
   bool all_targets = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--float-batch") continue;
+    if (arg == "--batch") continue;
     if (arg == "--all-targets") {
       all_targets = true;
     } else if (arg.rfind("--types=", 0) == 0) {
       types.clear();
-      const std::string list = arg.substr(8) + ",";
-      for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
-        if (list.find(std::string(sf::type_name(t)) + ",") != std::string::npos) types.push_back(t);
+      const std::string list = "," + arg.substr(8) + ",";
+      for (GgmlType t : kTypes) {
+        if (list.find("," + std::string(sf::type_name(t)) + ",") != std::string::npos) types.push_back(t);
       }
     } else if (arg.rfind("--cols=", 0) == 0) {
       cols_list = parse_list(arg.substr(7));
@@ -151,18 +156,18 @@ int float_batch(int argc, char** argv) {
   }
   std::vector<int64_t> targets = sf::dot_kernel_targets();
   if (!all_targets) targets.resize(1);
-  std::printf("float matrices x activation rows, one thread, us per call (fastest burst)\n");
+  std::printf("matrices x activation rows, one thread, us per call (fastest burst)\n");
   std::printf("%-5s %-8s %5s %5s %5s %9s %9s %9s %9s %9s %9s\n", "type", "target", "K", "rows", "acts", "old", "dot",
-              "dot_rows", "tile", "old/best", "ns/out");
+              "dot_rows", "tile", "speed-up", "ns/out");
   std::vector<std::string> json;
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (GgmlType type : types) {
-    const int old_index = type == GgmlType::F32 ? 0 : type == GgmlType::F16 ? 1 : 2;
+    const int old_index = type == GgmlType::F32 ? 0 : type == GgmlType::F16 ? 1 : type == GgmlType::BF16 ? 2 : -1;
     const GgmlType act_type = sf::default_activation_type(type);
     for (int64_t t : targets) {
       const std::string target = sf::dot_kernel_target_name(t);
-      if (target == "SCALAR") continue;  // the reference: no old copy, no tile
+      if (target == "SCALAR") continue;  // the reference: no old copy, no tiles
       const sf::DotKernel* k = sf::find_dot_kernel_for_target(type, act_type, t);
       const sf::DotTile tile = sf::find_dot_tile_for_target(type, act_type, t);
       const auto old_dot_rows = sf::quant::pick_target(HWY_DISPATCH_TABLE(sf_bench::OldFloatDotRows), t);
@@ -197,35 +202,42 @@ int float_batch(int argc, char** argv) {
                 k->dot_rows(w.data(), row_bytes, rows, x.data() + a * act_bytes, cols, out.data() + a * rows);
               g_sink = out[0];
             };
+            std::vector<uint8_t> prepared(tile.prepare ? tile.prepared_bytes(acts, cols) : 0);
             const auto run_tile = [&] {
-              tile.run(w.data(), row_bytes, rows, x.data(), act_bytes, acts, cols, out.data(), rows);
+              const uint8_t* tile_x = x.data();
+              if (tile.prepare) {
+                tile.prepare(x.data(), act_bytes, acts, cols, prepared.data());
+                tile_x = prepared.data();
+              }
+              tile.run(w.data(), row_bytes, rows, tile_x, act_bytes, acts, cols, out.data(), rows);
               g_sink = out[0];
             };
             double t_old = 1e30, t_dot = 1e30, t_rows = 1e30, t_tile = 1e30;
             sf::Stopwatch total;
             while (total.elapsed() < min_seconds) {
-              t_old = std::min(t_old, time_burst(old));
+              if (old_index >= 0) t_old = std::min(t_old, time_burst(old));
               t_dot = std::min(t_dot, time_burst(dot));
               t_rows = std::min(t_rows, time_burst(dot_rows));
               if (tile && acts > 1) t_tile = std::min(t_tile, time_burst(run_tile));
             }
             const double best = std::min(t_rows, t_tile);
-            const bool has_tile = t_tile < 1e30;
-            char tile_us[32] = "-";
+            const bool has_old = t_old < 1e30, has_tile = t_tile < 1e30;
+            char old_us[32] = "-", tile_us[32] = "-";
+            if (has_old) std::snprintf(old_us, sizeof(old_us), "%.2f", t_old * 1e6);
             if (has_tile) std::snprintf(tile_us, sizeof(tile_us), "%.2f", t_tile * 1e6);
-            std::printf("%-5s %-8s %5lld %5lld %5lld %9.2f %9.2f %9.2f %9s %8.2fx %9.2f\n", sf::type_name(type),
+            std::printf("%-5s %-8s %5lld %5lld %5lld %9s %9.2f %9.2f %9s %8.2fx %9.2f\n", sf::type_name(type),
                         target.c_str(), static_cast<long long>(cols), static_cast<long long>(rows),
-                        static_cast<long long>(acts), t_old * 1e6, t_dot * 1e6, t_rows * 1e6, tile_us, t_old / best,
-                        best * 1e9 / static_cast<double>(rows * acts));
+                        static_cast<long long>(acts), old_us, t_dot * 1e6, t_rows * 1e6, tile_us,
+                        (has_old ? t_old : t_rows) / best, best * 1e9 / static_cast<double>(rows * acts));
             std::fflush(stdout);
             char line[512];
             std::snprintf(line, sizeof(line),
-                          "json: {\"bench\":\"float_batch\",\"target\":\"%s\",\"type\":\"%s\",\"cols\":%lld,"
+                          "json: {\"bench\":\"batch\",\"target\":\"%s\",\"type\":\"%s\",\"cols\":%lld,"
                           "\"rows\":%lld,\"acts\":%lld,\"old_us\":%.3f,\"dot_us\":%.3f,\"dot_rows_us\":%.3f,"
                           "\"tile_us\":%.3f}",
                           target.c_str(), sf::type_name(type), static_cast<long long>(cols),
-                          static_cast<long long>(rows), static_cast<long long>(acts), t_old * 1e6, t_dot * 1e6,
-                          t_rows * 1e6, has_tile ? t_tile * 1e6 : -1.0);
+                          static_cast<long long>(rows), static_cast<long long>(acts), has_old ? t_old * 1e6 : -1.0,
+                          t_dot * 1e6, t_rows * 1e6, has_tile ? t_tile * 1e6 : -1.0);
             json.push_back(line);
           }
         }
@@ -240,7 +252,7 @@ int float_batch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--float-batch") return float_batch(argc, argv);
+    if (std::string(argv[i]) == "--batch") return batch(argc, argv);
   }
   int64_t rows = 4096, cols = 4096;
   double min_seconds = 0.6;
@@ -268,9 +280,6 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  const GgmlType kTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                             GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
-                             GgmlType::F16,  GgmlType::BF16, GgmlType::F32};
   std::vector<int64_t> targets = sf::dot_kernel_targets();
   if (!all_targets) targets.resize(1);
 

@@ -5,16 +5,22 @@
 // The float of every (weight row, activation row), whichever of the three computes it, with
 // L fp32 lanes per vector:
 //   1. four accumulator vectors a0..a3; chunk k (L elements at k * L) of the first
-//      4 * L * floor(n / 4L) elements goes into a_(k mod 4) with one FMA, in chunk order;
-//      the remaining whole chunks go into a0, in order;
+//      4 * L * floor(n / 4L) elements goes into a_(k mod 4) with one hn::MulAdd, in chunk
+//      order; the remaining whole chunks go into a0, in order;
 //   2. s = (a0 + a1) + (a2 + a3);
 //   3. the lanes of s summed by the halving tree of lane_tree-inl.h;
-//   4. the last n mod L products added one by one with a scalar FMA, in element order.
-// dot runs the four chains interleaved (independent FMAs hide the latency); dot_rows and the
-// tiles run them one after the other for a block of rows (each chain still sees the same
-// FMAs in the same order) and sum the lanes of a whole block at once (SumLanesTreeBatch), so
-// the horizontal work, which dominated small matrices (K = 64: one chunk per chain on
-// AVX-512), is paid once per vector of outputs instead of once per output.
+//   4. the last n mod L products added one by one, in element order, with hn::MulAdd on one
+//      lane.
+// hn::MulAdd is an FMA (one rounding) on AVX2, AVX-512 and AArch64, a multiply and an add on
+// SSE4/SSSE3; L is 16, 8 or 4. So the floats differ between targets, never between the
+// entry points of one target.
+// dot runs the four chains interleaved (independent FMAs hide the latency). The tiles, and
+// dot_rows for rows under 16 chunks, run them one after the other for a block of rows (each
+// chain still sees the same FMAs in the same order) and sum the lanes of the whole block at
+// once (SumLanesTreeBatch), so the horizontal work, which dominated small matrices (K = 64:
+// one chunk per chain on AVX-512), is paid about once per vector of outputs instead of once
+// per output. Longer rows in dot_rows go through dot.
+#include <algorithm>
 #include <cstring>
 
 #include "base/fp16.h"
@@ -46,10 +52,12 @@ struct F16 {
     const hn::Rebind<T, DF> dh;
     return hn::PromoteTo(DF(), hn::LoadU(dh, p));
   }
-  static float Scalar(T v) {
+  // The conversion table (the values of fp16_to_fp32, without its call per element).
+  static HWY_INLINE float Scalar(T v) {
+    static const float* const table = fp16_table();
     uint16_t bits;
     std::memcpy(&bits, &v, 2);
-    return fp16_to_fp32(bits);
+    return table[bits];
   }
 };
 struct BF16 {
@@ -67,7 +75,7 @@ struct BF16 {
 
 inline constexpr int64_t kL = static_cast<int64_t>(kLF);
 
-// Step 4: the scalar tail, an explicit one-lane FMA so the rounding is the code's, not the
+// Step 4: the scalar tail, an explicit one-lane MulAdd so the rounding is the code's, not the
 // compiler's contraction choice.
 template <class W, class X>
 HWY_INLINE float AddTail(const typename W::T* w, const typename X::T* x, int64_t i, int64_t n, float sum) {
@@ -77,8 +85,10 @@ HWY_INLINE float AddTail(const typename W::T* w, const typename X::T* x, int64_t
   return hn::GetLane(s);
 }
 
+// dot: steps 1-4 on one row, the chains interleaved. Inlined into dot_rows' row loop as well
+// (a call per row cost ~1.5-4 ns at K = 64..172).
 template <class W, class X>
-float Dot(const void* wp, const void* xp, int64_t n) {
+HWY_INLINE float DotT(const void* wp, const void* xp, int64_t n) {
   const auto* w = static_cast<const typename W::T*>(wp);
   const auto* x = static_cast<const typename X::T*>(xp);
   VF a0 = hn::Zero(DF()), a1 = a0, a2 = a0, a3 = a0;
@@ -91,6 +101,11 @@ float Dot(const void* wp, const void* xp, int64_t n) {
   }
   for (; i + kL <= n; i += kL) a0 = hn::MulAdd(W::Load(w + i), X::Load(x + i), a0);
   return AddTail<W, X>(w, x, i, n, SumLanesTree((a0 + a1) + (a2 + a3)));
+}
+
+template <class W, class X>
+float Dot(const void* w, const void* x, int64_t n) {
+  return DotT<W, X>(w, x, n);
 }
 
 // One chunk (elements i..i+L) of R weight rows x C activation rows into acc[r * C + c]: each
@@ -143,10 +158,11 @@ HWY_INLINE void AddTails(const uint8_t* w, size_t ws, const uint8_t* x, size_t x
   for (int k = 0; k < R * C; ++k) sums[k] = hn::GetLane(s[k]);
 }
 
-// R weight rows x C activation rows; out[c * os + r]. Steps 1 and 2 one chain at a time
-// (only 3 x R x C vectors live at the peak), then step 3 for up to L pairs at once, then step 4.
+// Steps 1 and 2 for R weight rows x C activation rows into total[r * C + c], one chain at a
+// time: only 3 x R x C vectors live at the peak, so more pairs share each load; each row is
+// read four times, a quarter of its chunks each time.
 template <class W, class X, int R, int C>
-HWY_INLINE void TileT(const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, int64_t n, float* out, int64_t os) {
+HWY_INLINE void ChainByChainTotals(const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, int64_t n, VF* total) {
   constexpr int kN = R * C;
   const int64_t groups = n / (4 * kL);
   const int64_t singles = n / kL - 4 * groups;
@@ -164,9 +180,18 @@ HWY_INLINE void TileT(const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, 
       if (chain == 0) s01[k] = acc[k];
       if (chain == 1) s01[k] = s01[k] + acc[k];
       if (chain == 2) s2[k] = acc[k];
-      if (chain == 3) acc[k] = s01[k] + (s2[k] + acc[k]);
+      if (chain == 3) total[k] = s01[k] + (s2[k] + acc[k]);
     }
   }
+}
+
+// R weight rows x C activation rows; out[c * os + r]: steps 1 and 2, then step 3 for up to
+// L pairs at once, then step 4.
+template <class W, class X, int R, int C>
+HWY_INLINE void TileT(const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, int64_t n, float* out, int64_t os) {
+  constexpr int kN = R * C;
+  VF acc[kN];
+  ChainByChainTotals<W, X, R, C>(w, ws, x, xs, n, acc);
   float sums[kN];
   constexpr int kBatch = kN < static_cast<int>(kL) ? kN : static_cast<int>(kL);
   static_assert(kN % kBatch == 0, "whole batches of sums");
@@ -181,40 +206,66 @@ HWY_INLINE void TileT(const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, 
   }
 }
 
-// R weight rows against every activation row: tiles of C, then the remainder in halves.
+// Every weight row against C activation rows: tiles of R rows, then the remainder in halves.
 template <class W, class X, int R, int C>
-HWY_INLINE void TileActs(const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, int64_t n_act, int64_t n, float* out,
-                         int64_t os) {
-  int64_t c = 0;
-  for (; c + C <= n_act; c += C) TileT<W, X, R, C>(w, ws, x + c * xs, xs, n, out + c * os, os);
-  if constexpr (C > 1) {
-    if (c < n_act) TileActs<W, X, R, C / 2>(w, ws, x + c * xs, xs, n_act - c, n, out + c * os, os);
+HWY_INLINE void TileRows(const uint8_t* w, size_t ws, int64_t n_rows, const uint8_t* x, size_t xs, int64_t n,
+                         float* out, int64_t os) {
+  int64_t r = 0;
+  for (; r + R <= n_rows; r += R) TileT<W, X, R, C>(w + r * ws, ws, x, xs, n, out + r, os);
+  if constexpr (R > 1) {
+    if (r < n_rows) TileRows<W, X, R / 2, C>(w + r * ws, ws, n_rows - r, x, xs, n, out + r, os);
   }
 }
 
+// Up to kRowBlock weight rows x all activation rows, activation rows outermost: each output
+// row (one activation row's outputs) is written in one short burst, as dot_rows per
+// activation row writes it. Weight rows outermost wrote every output row once per 4-row
+// block, and when matmul's two threads took neighbouring row blocks, the output lines they
+// share bounced between the cores for every activation row (stories260K's 172 x 64 matrix
+// with 64 rows on 2 threads: 53 us against 22 on one).
+template <class W, class X, int R, int C>
+HWY_INLINE void TileActs(const uint8_t* w, size_t ws, int64_t n_rows, const uint8_t* x, size_t xs, int64_t n_act,
+                         int64_t n, float* out, int64_t os) {
+  int64_t c = 0;
+  for (; c + C <= n_act; c += C) TileRows<W, X, R, C>(w, ws, n_rows, x + c * xs, xs, n, out + c * os, os);
+  if constexpr (C > 1) {
+    if (c < n_act) TileActs<W, X, R, C / 2>(w, ws, n_rows, x + c * xs, xs, n_act - c, n, out + c * os, os);
+  }
+}
+
+// All rows x all activation rows in blocks of 16 weight rows (matmul's own row block), so a
+// block's weights stay in L1 while every activation row passes over them.
 template <class W, class X, int R, int C>
 HWY_INLINE void TileAll(const uint8_t* w, size_t ws, int64_t n_rows, const uint8_t* x, size_t xs, int64_t n_act,
                         int64_t n, float* out, int64_t os) {
-  int64_t r = 0;
-  for (; r + R <= n_rows; r += R) TileActs<W, X, R, C>(w + r * ws, ws, x, xs, n_act, n, out + r, os);
-  if constexpr (R > 1) {
-    if (r < n_rows) TileAll<W, X, R / 2, C>(w + r * ws, ws, n_rows - r, x, xs, n_act, n, out + r, os);
+  constexpr int64_t kRowBlock = 16;
+  for (int64_t r = 0; r < n_rows; r += kRowBlock) {
+    TileActs<W, X, R, C>(w + r * ws, ws, std::min(kRowBlock, n_rows - r), x, xs, n_act, n, out + r, os);
   }
 }
 
-// Shapes, measured (quant_dot_bench --float-batch --all-targets, K = 64 and 172, 64 and 512
-// rows; see docs/kernels.md): TileT holds 3 vectors per (weight row, activation row) pair at
-// the peak of steps 1-2, so 8 pairs fill 32 registers with the loads and more spill; the lane
-// sums cost about one fold per pair from 4 pairs up, so batches under L lose nothing there.
-// dot_rows: 8 rows on every target (4 was slower on AVX2 and SSE4 too, 16 slower on
-// AVX-512). Tiles: 4 x 2 (4 x 4 spills and was 10-15% slower at K = 64), except 4 x 4 on
-// 32-register targets from 8 chunks on, where it was ~25% faster (at K = 172 the scalar
-// tails of step 4 dominate, and it runs 16 of them side by side).
+// Shapes and paths, measured (quant_dot_bench --batch, F32, K = 64..4096, 64 and 512 rows,
+// AVX3_DL, AVX2 and SSE4; docs/kernels.md). TileT holds 3 vectors per (weight row,
+// activation row) pair at the peak of steps 1-2, so 8 pairs fill 32 registers with the
+// loads; the lane sums cost about one fold per pair from 4 pairs up, so batches under L lose
+// nothing there.
+// - dot_rows: 8 rows per TileT on every target (4 was slower on AVX2 and SSE4 too, 16 slower
+//   on AVX-512) while rows are under 16 chunks; from 16 chunks on (n >= 256 on AVX-512) the
+//   lane sums no longer matter and one sequential row at a time streams better from L2 than
+//   8 rows read chain by chain (K = 512, 512 rows: 8.0 us against 9.3), so it is dot per row.
+// - tiles: 4 x 2 (4 x 4 spills and was 10-15% slower at K = 64), except 4 x 4 on
+//   32-register targets from 8 chunks on, where it was ~25% faster (at K = 172 the scalar
+//   tails of step 4 dominate, and it runs 16 of them side by side).
 inline constexpr int kVecRegs = kL == 16 || HWY_ARCH_ARM_A64 ? 32 : 16;
 
 template <class W, class X>
 void DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, int64_t n, float* out) {
-  TileAll<W, X, 8, 1>(static_cast<const uint8_t*>(w), stride, n_rows, static_cast<const uint8_t*>(x), 0, 1, n, out, 0);
+  const auto* wp = static_cast<const uint8_t*>(w);
+  if (n >= 16 * kL) {
+    for (int64_t r = 0; r < n_rows; ++r) out[r] = DotT<W, X>(wp + r * stride, x, n);
+  } else {
+    TileAll<W, X, 8, 1>(wp, stride, n_rows, static_cast<const uint8_t*>(x), 0, 1, n, out, 0);
+  }
 }
 
 template <class W, class X>

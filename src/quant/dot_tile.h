@@ -40,8 +40,8 @@ struct DotTile {
 };
 
 // The tile kernel of a (weight, activation) pair on the best instruction set: Q4_0, Q5_0 and
-// Q8_0 weights with Q8_0 activations (dot_tile_q.cc), Q2_K..Q6_K with Q8_K (dot_tile_k.cc),
-// and the float pairs of find_dot_kernel (dot_simd_float.cc);
+// Q8_0 weights with Q8_0 activations, Q4_1 and Q5_1 with Q8_1 (dot_tile_q.cc), Q2_K..Q6_K
+// with Q8_K (dot_tile_k.cc), and the float pairs of find_dot_kernel (dot_simd_float.cc);
 // empty for other pairs and on the scalar target (callers fall back to dot_rows).
 DotTile find_dot_tile(GgmlType weight_type, GgmlType activation_type);
 // The same compiled for one target of dot_kernel_targets() (for tests).

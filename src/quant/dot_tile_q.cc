@@ -1,11 +1,12 @@
-// Tile kernels (dot_tile.h) for the legacy formats without a minimum: Q4_0, Q5_0 and Q8_0
-// weights with Q8_0 activations.
+// Tile kernels (dot_tile.h) for the legacy formats: Q4_0, Q5_0 and Q8_0 weights with Q8_0
+// activations, Q4_1 and Q5_1 with Q8_1 activations.
 //
 // DotRowsT in dot_simd_q.cc keeps two accumulators per row, even blocks in one and odd in
-// the other, each updated in block order, and adds them at the end. The two are independent,
-// so here the even blocks run first (their accumulators parked in memory), then the odd
-// ones: only R x C accumulators live in registers, and every accumulator still sees exactly
-// the same sequence of operations, hence the same floats.
+// the other, each updated in block order, and adds them at the end (Q4_1/Q5_1: two more
+// one-lane accumulators for the m_w * s_x terms, paired the same way). The two are
+// independent, so here the even blocks run first (their accumulators parked in memory), then
+// the odd ones: only R x C accumulators live in registers, and every accumulator still sees
+// exactly the same sequence of operations, hence the same floats.
 #include "base/check.h"
 #include "base/fp16.h"
 #include "quant/block_types.h"
@@ -39,19 +40,25 @@ inline constexpr int kTileR = 4;
 template <class T, int R, int C>
 HWY_INLINE void TileT(const uint8_t* w, size_t stride, const uint8_t* x, size_t xstride, int64_t n, float* out,
                       int64_t out_stride, bool prefetch) {
-  static_assert(!T::kHasMin, "formats with a minimum keep a second accumulator; not tiled");
   using Block = typename T::Block;
   using XBlock = typename T::XBlock;
+  // The minimum terms' one-lane accumulators, as in DotRowsT (dot_simd_q.cc).
+  using D1 = hn::CappedTag<float, 1>;
   const int64_t nb = n / kQK;
   const float* f16 = fp16_table();
   constexpr size_t kL = hn::MaxLanes(DF());
   HWY_ALIGN float even[R][C][kL];
+  float even_min[R][C];
   for (int a = 0; a < 2; ++a) {
     VF acc[R][C];
+    hn::Vec<D1> accm[R][C];
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-      for (int c = 0; c < C; ++c) acc[r][c] = hn::Zero(DF());
+      for (int c = 0; c < C; ++c) {
+        acc[r][c] = hn::Zero(DF());
+        accm[r][c] = hn::Zero(D1());
+      }
     for (int64_t ib = a; ib < nb; ib += 2) {
       if (prefetch && a == 0) {
         constexpr size_t kStep = R * 2 * sizeof(Block);
@@ -80,6 +87,10 @@ HWY_INLINE void TileT(const uint8_t* w, size_t stride, const uint8_t* x, size_t 
           for (size_t k = 0; k < kChunks; ++k) MulAcc(wv[k], xv[c][k], s0, s1);
           const VF sum = hn::ConvertTo(DF(), FinishDot(s0, s1));
           acc[r][c] = hn::MulAdd(sum * dw, dx[c], acc[r][c]);
+          if constexpr (T::kHasMin) {
+            const XBlock& xb = reinterpret_cast<const XBlock*>(x + c * xstride)[ib];
+            accm[r][c] = hn::MulAdd(hn::Set(D1(), f16[b.m]), hn::Set(D1(), f16[xb.s]), accm[r][c]);
+          }
         }
       }
     }
@@ -89,10 +100,11 @@ HWY_INLINE void TileT(const uint8_t* w, size_t stride, const uint8_t* x, size_t 
       for (int c = 0; c < C; ++c) {
         if (a == 0) {
           hn::Store(acc[r][c], DF(), even[r][c]);
+          even_min[r][c] = hn::GetLane(accm[r][c]);
         } else {
           const float sum = ReduceSum(hn::Load(DF(), even[r][c]) + acc[r][c]) * (1.0f / T::kScale);
-          // DotRowsT adds its (here zero) minimum accumulators the same way.
-          out[c * out_stride + r] = sum + (0.0f + 0.0f);
+          // DotRowsT adds its minimum accumulators (zero without a minimum) the same way.
+          out[c * out_stride + r] = sum + (even_min[r][c] + hn::GetLane(accm[r][c]));
         }
       }
     }
@@ -147,6 +159,11 @@ DotTile Entry() {
 }
 
 DotTile GetTile(GgmlType weight_type, GgmlType activation_type) {
+  if (activation_type == GgmlType::Q8_1) {
+    if (weight_type == GgmlType::Q4_1) return Entry<Q4_1Traits>();
+    if (weight_type == GgmlType::Q5_1) return Entry<Q5_1Traits>();
+    return DotTile{};
+  }
   if (activation_type != GgmlType::Q8_0) return DotTile{};
   switch (weight_type) {
     case GgmlType::Q4_0:

@@ -93,12 +93,13 @@ INSTANTIATE_TEST_SUITE_P(AllWeightTypes, MatmulVsReference,
                          [](const auto& info) { return std::string(type_name(info.param.type)); });
 
 TEST(Matmul, BatchInvariantAndThreadInvariant) {
-  // The float, Q4_0/Q5_0/Q8_0 and K-quant batches take the tile kernels (9 tokens: full tiles
-  // and a remainder; 37 rows: full row tiles and a remainder), the other types dot_rows per
-  // token. 512 and 768 columns: even and odd K-quant super-block counts; the float types also
-  // at stories260K's 64 and 172 (a scalar tail on every target).
-  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0,
-                        GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+  // Batches of every weight type take the tile kernels (9 tokens: full tiles and a remainder;
+  // 37 rows: full row tiles and a remainder), one token dot_rows. 512 and 768 columns: even
+  // and odd K-quant super-block counts; the float types also at stories260K's 64 and 172 (a
+  // scalar tail on every target).
+  for (GgmlType type :
+       {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
+        GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
     const bool is_float = type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16;
     for (int64_t cols : is_float ? std::vector<int64_t>{64, 172, 512, 768} : std::vector<int64_t>{512, 768}) {
       const int64_t rows = 37, n_tokens = 9;

@@ -26,7 +26,7 @@ const std::pair<GgmlType, GgmlType> kFloatPairs[] = {{GgmlType::F32, GgmlType::F
                                                      {GgmlType::BF16, GgmlType::BF16},
                                                      {GgmlType::BF16, GgmlType::F32}};
 
-TEST(DotTile, LegacyFormatsWithoutMinimumAndKQuantsHaveTiles) {
+TEST(DotTile, LegacyFormatsAndKQuantsHaveTiles) {
   EXPECT_TRUE(find_dot_tile(GgmlType::Q4_0, GgmlType::Q8_0));
   EXPECT_TRUE(find_dot_tile(GgmlType::Q5_0, GgmlType::Q8_0));
   EXPECT_TRUE(find_dot_tile(GgmlType::Q8_0, GgmlType::Q8_0));
@@ -34,7 +34,10 @@ TEST(DotTile, LegacyFormatsWithoutMinimumAndKQuantsHaveTiles) {
     EXPECT_TRUE(find_dot_tile(type, GgmlType::Q8_K)) << type_name(type);
     EXPECT_FALSE(find_dot_tile(type, GgmlType::Q8_0)) << type_name(type);
   }
-  EXPECT_FALSE(find_dot_tile(GgmlType::Q4_1, GgmlType::Q8_1));
+  EXPECT_TRUE(find_dot_tile(GgmlType::Q4_1, GgmlType::Q8_1));
+  EXPECT_TRUE(find_dot_tile(GgmlType::Q5_1, GgmlType::Q8_1));
+  EXPECT_FALSE(find_dot_tile(GgmlType::Q4_1, GgmlType::Q8_0));
+  EXPECT_FALSE(find_dot_tile(GgmlType::Q4_0, GgmlType::Q8_1));
   EXPECT_FALSE(find_dot_tile(GgmlType::Q4_0, GgmlType::Q8_K));
   EXPECT_FALSE(find_dot_tile(GgmlType::Q4_0, GgmlType::F32));
   EXPECT_FALSE(find_dot_tile(GgmlType::F32, GgmlType::F16));
@@ -157,6 +160,17 @@ void check_tiles_on_every_target(GgmlType type, GgmlType act_type, std::initiali
 TEST(DotTile, BitIdenticalToDotAndCloseToReferenceOnEveryTarget) {
   for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0}) {
     check_tiles_on_every_target(type, GgmlType::Q8_0, {32, 64, 96, 160, 2080});
+  }
+}
+
+// Q4_1 and Q5_1: the minimum terms' accumulators (even and odd blocks) too; 1-17 weight rows
+// and up to 37 (every remainder of the 4-row tiles).
+TEST(DotTile, MinimumFormatTilesBitIdenticalToDotAndCloseToReferenceOnEveryTarget) {
+  TileShapes shape;
+  shape.rows = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17, 37};
+  shape.acts = {1, 2, 3, 4, 5, 6, 7, 9, 16, 17, 35};
+  for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_1}) {
+    check_tiles_on_every_target(type, GgmlType::Q8_1, {32, 64, 96, 160, 2080}, shape);
   }
 }
 
