@@ -122,7 +122,9 @@ TEST(SpeedBinary, TableAndJson) {
     for (const auto& x : t["tokens_per_second"]) EXPECT_GT(x.get<double>(), 0) << t;
     // Two threads split the prompt's matmuls: parallel ops ran, and their waits are
     // counted. (A one-token step of stories260K is too small to split: its ops run inline.)
-    if (t["test"].get<std::string>().rfind("pp", 0) == 0) EXPECT_GT(t["parallel_ops"].get<uint64_t>(), 0u) << t;
+    if (t["test"].get<std::string>().rfind("pp", 0) == 0) {
+      EXPECT_GT(t["parallel_ops"].get<uint64_t>(), 0u) << t;
+    }
     EXPECT_GE(t["pool_wait_seconds"].get<double>(), 0.0) << t;
   }
   EXPECT_EQ(j["tests"][3]["test"], "tg4 @ d8");
