@@ -13,7 +13,15 @@ namespace {
 constexpr double kEmaWeight = 0.2;
 constexpr uint32_t kMeanSamples = 4;  // plain mean until then
 
+// A measurement counts as at most this many times the cell's current value. Pass times on
+// a shared machine are heavy-tailed (a streamed stories260K pass: ~1 ms in most cycles,
+// 10-20 ms now and then, whatever its rows); with the EMA's weight alone one such outlier
+// moved a cell 3-4x and, through the size bounds built on these cells, kept trees at one or
+// two nodes for the rest of a run. A real rise still shows, by up to 1.2x per measurement.
+constexpr double kOutlierFactor = 2.0;
+
 void update(double& value, uint32_t& samples, double x) {
+  if (samples > 0) x = std::min(x, kOutlierFactor * value);
   ++samples;
   const double w = samples <= kMeanSamples ? 1.0 / samples : kEmaWeight;
   value += w * (x - value);
@@ -94,6 +102,7 @@ void LatencyProfile::observe_draft(int rows, double seconds) {
   // single-row passes estimate the fixed part, larger ones the per-row increment.
   ++draft_samples_;
   const double w = draft_samples_ <= kMeanSamples ? 1.0 / static_cast<double>(draft_samples_) : kEmaWeight;
+  if (draft_pass_seconds_ > 0) seconds = std::min(seconds, kOutlierFactor * rows * draft_pass_seconds_);
   if (rows == 1) {
     draft_pass_seconds_ += w * (seconds - draft_pass_seconds_);
     if (draft_row_seconds_ == 0) draft_row_seconds_ = seconds;

@@ -1,0 +1,35 @@
+// LatencyProfile's cells under heavy-tailed pass times (a streamed pass here: ~1 ms in most
+// cycles, 10-20 ms now and then, whatever the policy): one outlier moves a cell by a
+// bounded step, while a lasting change of cost still shows within a few passes.
+#include "spec/latency_profile.h"
+
+#include <gtest/gtest.h>
+
+namespace sf {
+namespace {
+
+TEST(LatencyProfile, OneOutlierPassMovesACellByABoundedStep) {
+  LatencyProfile p;
+  for (int i = 0; i < 10; ++i) p.observe_verify(8, 100, 1e-3);
+  ASSERT_DOUBLE_EQ(p.verify_seconds(8, 100), 1e-3);
+  p.observe_verify(8, 100, 20e-3);  // an I/O hiccup
+  EXPECT_LE(p.verify_seconds(8, 100), 1.2e-3 + 1e-12) << "at most the EMA's weight times twice the cell";
+  EXPECT_GT(p.verify_seconds(8, 100), 1e-3) << "but it does count";
+}
+
+TEST(LatencyProfile, ALastingRiseStillShowsWithinAFewPasses) {
+  LatencyProfile p;
+  for (int i = 0; i < 10; ++i) p.observe_verify(8, 100, 1e-3);
+  for (int i = 0; i < 15; ++i) p.observe_verify(8, 100, 3e-3);  // the machine got slower
+  EXPECT_NEAR(p.verify_seconds(8, 100), 3e-3, 0.3e-3);
+}
+
+TEST(LatencyProfile, DraftPassOutliersAreBoundedToo) {
+  LatencyProfile p;
+  for (int i = 0; i < 10; ++i) p.observe_draft(1, 20e-6);
+  p.observe_draft(1, 2e-3);  // descheduled mid-pass
+  EXPECT_LE(p.draft_pass_seconds(), 24e-6 + 1e-12);
+}
+
+}  // namespace
+}  // namespace sf
