@@ -73,6 +73,8 @@ const char* kind_name(BenchMethod::Kind k) {
       return "edgellm-noprovisional";
     case K::kEdgeLlmNoCost:
       return "edgellm-nocost";
+    case K::kEdgeLlmNoSize:
+      return "edgellm-nosize";
     case K::kBld:
       return "bld";
     case K::kCoordGen:
@@ -173,6 +175,7 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
     case K::kEdgeLlmNoFallback:
     case K::kEdgeLlmNoProvisional:
     case K::kEdgeLlmNoCost:
+    case K::kEdgeLlmNoSize:
     case K::kBld:
       spec.method = SpecConfig::Method::kEdgeLlm;
       spec.edgellm = c.edgellm;
@@ -180,6 +183,7 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       spec.edgellm.fallback = m.kind != K::kEdgeLlmNoFallback;
       spec.edgellm.provisional = c.edgellm.provisional && m.kind != K::kEdgeLlmNoProvisional && m.kind != K::kBld;
       spec.edgellm.cost_stop = m.kind != K::kEdgeLlmNoCost && m.kind != K::kBld;
+      spec.edgellm.measured_size = m.kind != K::kEdgeLlmNoSize && m.kind != K::kBld;
       if (m.kind == K::kBld) spec.edgellm.token_threshold = m.param > 0 ? m.param / 100.0f : kBldDefaultThreshold;
       break;
     case K::kCoordGen:
@@ -245,6 +249,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
                            K::kEdgeLlmNoFallback,
                            K::kEdgeLlmNoProvisional,
                            K::kEdgeLlmNoCost,
+                           K::kEdgeLlmNoSize,
                            K::kBld,
                            K::kCats,
                            K::kCatsNoAdapter,
@@ -270,7 +275,8 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
       return Status::Error(
           "unknown method '" + std::string(item) +
           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
-          "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, edgellm-nocost, bld[:percent], "
+          "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, edgellm-nocost, edgellm-nosize, "
+          "bld[:percent], "
           "cats[:gamma], "
           "cats-noadapter[:gamma], kangaroo[:gamma], coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, "
           "coordgen-hybrid, pld[:nodes], sam[:nodes], mirror[:kappa][@layer|@percent%], auto)");

@@ -5,12 +5,25 @@
 
 namespace sf {
 
+namespace {
+// The measured size bound's arms: no cap first (the tree as the paper's rules and the cost
+// stop make it), then caps below the builder's own limit.
+std::vector<int> size_caps_below(int max_nodes) {
+  std::vector<int> caps = {max_nodes};
+  for (int cap : {16, 8})
+    if (cap < max_nodes) caps.push_back(cap);
+  return caps;
+}
+}  // namespace
+
 EdgeLlmTreeBuilder::EdgeLlmTreeBuilder(const EdgeLlmConfig& config, int max_nodes, int max_depth, const char* name)
     : config_(config),
       max_nodes_(max_nodes),
       max_depth_(max_depth),
       name_(name),
-      alpha_(std::clamp(config.alpha, config.alpha_min, config.alpha_max)) {}
+      alpha_(std::clamp(config.alpha, config.alpha_min, config.alpha_max)),
+      size_caps_(size_caps_below(max_nodes)),
+      size_selector_(size_caps_) {}
 
 const NodeDistribution* EdgeLlmTreeBuilder::dist_of(int32_t node) const {
   const size_t i = static_cast<size_t>(node + 1);
@@ -140,8 +153,10 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
   last_tc_ = 1;
   gain_ = 1;
   draft_spent_ = 0;
-  const int64_t max_nodes = std::min<int64_t>(
-      {ctx.max_nodes, affordable_nodes(ctx.context), config_.fallback ? max_nodes_ : config_.fixed_tokens});
+  size_arm_ = uses_size_caps() ? size_selector_.choose() : 0;
+  const int64_t max_nodes =
+      std::min<int64_t>({ctx.max_nodes, affordable_nodes(ctx.context),
+                         config_.fallback ? max_nodes_ : config_.fixed_tokens, size_caps_[size_arm_]});
   if (ctx.carried) {
     // Provisional tokens confirmed by the last verification start this tree.
     *tree = ctx.carried->tree;
@@ -262,6 +277,12 @@ void EdgeLlmTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats)
     realised_rate_ = realised_rate_ > 0 ? realised_rate_ + kRateEma * (rate - realised_rate_) : rate;
   }
   if (config_.provisional) lending_.observe(stats.accepted + 1, cycle_seconds);
+  if (uses_size_caps() && cycle_seconds > 0) {
+    std::vector<int32_t> path;
+    for (int32_t i = 1; i <= stats.accepted && i < static_cast<int32_t>(stats.visited.size()); ++i)
+      path.push_back(stats.visited[static_cast<size_t>(i)].node);
+    size_selector_.observe(size_arm_, tree.size(), path, cycle_seconds);
+  }
   if (!uses_alpha() || tree.empty() || stats.visited.empty()) return;
   // The last accepted node, and the most confident branch through it.
   const int32_t last = stats.visited[static_cast<size_t>(stats.accepted)].node;

@@ -53,6 +53,7 @@
 
 #include "spec/acceptance_calibration.h"
 #include "spec/provisional_switch.h"
+#include "spec/size_cap_selector.h"
 #include "spec/spec_config.h"
 #include "spec/tree_builder.h"
 
@@ -78,6 +79,9 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
 
   double alpha() const { return alpha_; }
   const ProvisionalSwitch& lending() const { return lending_; }
+  // The size cap the last tree was built under (0: none).
+  int size_cap() const { return size_arm_ == 0 ? 0 : size_caps_[static_cast<size_t>(size_arm_)]; }
+  const SizeCapSelector& size_selector() const { return size_selector_; }
 
  private:
   bool uses_alpha() const { return config_.fallback && config_.token_threshold <= 0; }
@@ -135,6 +139,11 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   LatencyProfile profile_;
   AcceptanceCalibration calibration_;
   ProvisionalSwitch lending_;  // whether provisional drafting pays on this session
+  // EdgeLlmConfig::measured_size: the caps (the first: none) and the one this cycle runs.
+  std::vector<int> size_caps_;
+  SizeCapSelector size_selector_;
+  int size_arm_ = 0;
+  bool uses_size_caps() const { return config_.measured_size && uses_alpha(); }
 };
 
 }  // namespace sf

@@ -50,6 +50,14 @@ struct EdgeLlmConfig {
   // rows are free while it waits on I/O) never triggers it; where a pass costs only a few
   // draft steps it stops the trees that would not pay for their drafting.
   bool cost_stop = true;
+  // Beyond the paper: the tree's size bound is also chosen by measurement. Caps of 8 and 16
+  // nodes and none are arms of a selector (size_cap_selector.h) scored by the tokens per
+  // second their cycles realise, each cycle's tokens read off for every cap it covers; the pacer, fallback
+  // and cost stop shape each tree under the cap. The cost stop's step costs come from a
+  // profile measured without the cycle around it (the drafting that delays the next pass's
+  // reads, the I/O thread's work beside the compute), and on this project's VM a tree it
+  // judged worth 25 nodes realised less per second than a chain of 8.
+  bool measured_size = true;
   bool provisional = true;   // draft during the target's I/O waits
   int provisional_max = 16;  // the most provisional tokens per verification (their memory bound)
   // The provisional chain also stops where its confidence below its first token (the next

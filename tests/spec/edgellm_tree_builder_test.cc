@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -268,6 +269,44 @@ TEST(EdgeLlmTreeBuilder, CostStopMeasuresStepsAgainstTheRealisedRate) {
   const int32_t size = build(builder, drafter, 64).size();
   EXPECT_GE(size, 8);
   EXPECT_LE(size, 9);
+}
+
+// The measured size bound: where big trees realise fewer tokens per second (acceptance
+// saturates at 7 tokens while every node costs 0.2 ms on a 1 ms pass), the builder settles
+// on the cap whose cycles are fastest (8 nodes: 8 tokens in 2.6 ms, against 8 in 4.2 ms at
+// 16 and 8 in 13.8 ms uncapped), trying each cap once and the uncapped tree first.
+TEST(EdgeLlmTreeBuilder, MeasuredSizeBoundSettlesOnTheFastestCap) {
+  ScriptedDrafter drafter({0.95f, 0.05f});
+  EdgeLlmConfig c = config(1e-9f, /*pacer=*/false);
+  c.cost_stop = false;  // only the cap bounds the chain
+  EdgeLlmTreeBuilder builder(c, 64, 64, "edgellm-nopacer");
+  std::map<int, int> cycles_at;
+  int first_size = -1;
+  for (int i = 0; i < 400; ++i) {
+    const TokenTree tree = build(builder, drafter, 64);
+    if (first_size < 0) first_size = tree.size();
+    ++cycles_at[tree.size()];
+    CycleStats st = verified(tree, tree.size() - 1, std::min(tree.size(), 7));
+    st.draft_seconds = 0.2e-3 * tree.size();
+    st.verify_seconds = 1e-3;
+    builder.observe(tree, st);
+  }
+  EXPECT_EQ(first_size, 64) << "the uncapped tree first";
+  for (int size : {8, 16}) EXPECT_GE(cycles_at[size], 1) << "the cap of " << size << " is tried";
+  EXPECT_GT(cycles_at[8], 300) << "most cycles under the fastest cap";
+  EXPECT_EQ(builder.size_selector().best(), 2) << "caps: none, 16, 8";
+  // Switched off (the edgellm-nosize ablation), no cap is ever chosen.
+  c.measured_size = false;
+  EdgeLlmTreeBuilder plain(c, 64, 64, "edgellm-nopacer");
+  for (int i = 0; i < 20; ++i) {
+    const TokenTree tree = build(plain, drafter, 64);
+    EXPECT_EQ(plain.size_cap(), 0);
+    CycleStats st = verified(tree, tree.size() - 1, std::min(tree.size(), 7));
+    st.draft_seconds = 0.2e-3 * tree.size();
+    st.verify_seconds = 1e-3;
+    plain.observe(tree, st);
+  }
+  EXPECT_EQ(plain.size_selector().cycles(0), 0);
 }
 
 TEST(EdgeLlmTreeBuilder, ContinuesACarriedTreeWithoutDraftingItAgain) {
