@@ -14,11 +14,15 @@ cd "$(dirname "$0")/.."
 out=bench-out/edgellm
 mkdir -p "$out"
 sf=build/specflash
-methods="flash-ar,chain:4,chain:8,bld,tree,edgellm,edgellm-nopacer,edgellm-nofallback,edgellm-noprovisional,edgellm-nocost,auto"
+methods="flash-ar,chain:4,chain:8,bld,tree,edgellm,edgellm-nopacer,edgellm-nofallback,edgellm-noprovisional,edgellm-nocost"
+methods+=",edgellm-nosize,auto"
+# PARTS="stories llama1b" (the default) picks a subset.
+parts=${PARTS:-"stories llama1b"}
 # stories260K passes cost well under a millisecond outside the phone regime, where one run
 # moves by tens of percent: REPEAT (default 3) interleaved repetitions, medians and ranges.
 stories=(-m models/stories260K.gguf --draft models/stories260K-draft.gguf --tree-widths 3,2,1
-         --dataset tinystories:16 -n 64 --ignore-eos --repeat "${REPEAT:-3}")
+         --dataset tinystories:16 -n 64 --ignore-eos --warmup 1 --repeat "${REPEAT:-3}")
+if [[ " $parts " == *" stories "* ]]; then
 $sf bench "${stories[@]}" --methods "$methods" --budgets 0%,50% --json $out/stories-real.json >$out/stories-real.md
 for bw in 4G 2G 25M; do
   $sf bench "${stories[@]}" --methods "$methods" --budgets 0%,50% --io-bandwidth $bw \
@@ -27,6 +31,8 @@ done
 # One generation with --stats: where the hidden draft time comes from (phone regime, 0%).
 $sf run "${stories[@]:0:4}" -p "Once upon a time" -n 200 --ignore-eos --temp 0 --spec edgellm --mem-budget 0% \
   --io-bandwidth 25M --stats --stats-json $out/stories-25M-run.json >/dev/null 2>$out/stories-25M-run.txt
+fi
+[[ " $parts " == *" llama1b "* ]] || { echo "wrote $out"; exit 0; }
 # (ii) cost only: synthetic 1.1B target and draft (random weights: drafts are not accepted).
 [[ -f bench-out/llama1b-q4_0.gguf ]] || $sf synth --arch llama --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf \
   --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --type Q4_0 --seed 1 -o bench-out/llama1b-q4_0.gguf
