@@ -12,6 +12,12 @@
 // Here both sides are measured: the draft's plain decoding step on this machine (the
 // draft model resident, the bench's threads) and the target's streamed bytes per pass at
 // 0%; the rate is bytes / (40 x step). Every row of such a run says EMULATED.
+//
+// Emulation can only slow reads (a read completes at the later of the device's and the
+// emulated time), so the preset also times a few real passes at 0%: where the storage
+// itself already makes a pass cost 40 draft steps or more (a very cheap draft step, slow
+// storage), the emulated rate is above what the device delivers and the rows run at the
+// device's own speed. describe() says so, and the bench warns.
 #pragma once
 
 #include <string>
@@ -27,7 +33,11 @@ struct PhoneRegime {
   double draft_step_seconds = 0;         // measured: one plain decoding step of the draft
   uint64_t streamed_bytes_per_pass = 0;  // the target's layer bytes read per pass at 0%
   double io_bandwidth = 0;               // bytes/s to emulate
-  std::string describe() const;          // the arithmetic, for the report
+  double device_pass_seconds = 0;        // measured: one target pass at 0% on the real storage
+  // The real storage alone already makes a pass cost the regime's draft steps: emulating
+  // at io_bandwidth does not slow it further.
+  bool device_is_slower() const { return device_pass_seconds > kPhonePassInDraftSteps * draft_step_seconds; }
+  std::string describe() const;  // the arithmetic, for the report
 };
 
 // Measures the draft's step and the target's bytes per pass. `base` carries the target,

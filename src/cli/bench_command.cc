@@ -202,6 +202,10 @@ int bench_command(int argc, char** argv) {
     base->io_bandwidth = regime->io_bandwidth;
     preset_note = regime->describe();
     std::fprintf(stderr, "[bench] %s\n", preset_note.c_str());
+    if (regime->device_is_slower())
+      std::fprintf(stderr,
+                   "warning: --preset phone: this storage is slower than the regime's emulated rate; the rows "
+                   "measure the storage itself (see the note above)\n");
   }
   // Opened now so that an unwritable path fails before a long run, not after it.
   std::unique_ptr<FILE, int (*)(FILE*)> json_out(nullptr, &std::fclose);
