@@ -5,24 +5,26 @@
 # Settings (each one bench run; every method sees the same prompts, budgets and storage):
 #  - stories260K + its distilled draft (real acceptance): this machine's disk, UFS 4.0
 #    (EMULATED 4 GB/s) and the scaled phone regime (--preset phone: EMULATED so a pass at
-#    0% costs 40 draft steps), budgets 0/25/50/100% (phone: 0/25%), 3 repetitions, medians;
+#    0% costs 40 draft steps), budgets 0/25/50/100% (phone: 0/25%), REPEAT interleaved repetitions (3), medians;
+#    and the I/O-bound extreme, EMULATED 25 MB/s at 0/25% (one repetition: emulated reads are deterministic);
 #  - the synthetic 1.1B and ~3B Llama targets with a synthetic draft (random weights: cost
 #    only), this machine's disk, fewer prompts and tokens.
 # Outputs: bench-out/all/*.md|json (git-ignored), docs/bench_report.md, docs/plots/*.png.
 # Stories settings: about 30 minutes on 2 cores; the synthetic ones another 30-60.
-# SETTINGS="stories-real stories-ufs4 stories-phone llama1b llama3b" picks a subset.
+# SETTINGS="stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b" picks a subset; REPEAT (default 3)
+# sets the stories settings' repetitions; NOTES=FILE adds each line of FILE to the report's caveats.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-out/all
 mkdir -p "$out" docs/plots
 sf=${SF:-build/specflash}
-settings=${SETTINGS:-"stories-real stories-ufs4 stories-phone llama1b llama3b"}
+settings=${SETTINGS:-"stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b"}
 methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,coordgen,pld,sam"
 methods+=",coordgen-hybrid,cats,kangaroo,mirror,auto"
 stories=(-m models/stories260K.gguf --draft models/stories260K-draft.gguf --tree-widths 3,2,1
          --cats-draft-adapter models/stories260K-cats-draft-l1.gguf
          --cats-verifier-adapter models/stories260K-cats-verifier-l3.gguf
-         --dataset tinystories:16 -n 64 --ignore-eos --warmup 1 --repeat 3)
+         --dataset tinystories:16 -n 64 --ignore-eos --warmup 1)
 run() {  # NAME ARGS...: one bench run, Markdown and JSON
   local name=$1
   shift
@@ -31,9 +33,13 @@ run() {  # NAME ARGS...: one bench run, Markdown and JSON
 }
 for s in $settings; do
   case $s in
-    stories-real) run "$s" "${stories[@]}" --methods "$methods" --budgets 0%,25%,50%,100% ;;
-    stories-ufs4) run "$s" "${stories[@]}" --methods "$methods" --budgets 0%,25%,50%,100% --io-bandwidth 4G ;;
-    stories-phone) run "$s" "${stories[@]}" --methods "$methods" --preset phone ;;
+    stories-real) run "$s" "${stories[@]}" --repeat "${REPEAT:-3}" --methods "$methods" --budgets 0%,25%,50%,100% ;;
+    stories-ufs4) run "$s" "${stories[@]}" --repeat "${REPEAT:-3}" --methods "$methods" --budgets 0%,25%,50%,100% \
+      --io-bandwidth 4G ;;
+    stories-phone) run "$s" "${stories[@]}" --repeat "${REPEAT:-3}" --methods "$methods" --preset phone ;;
+    # The I/O-bound extreme (a 42 ms pass at 0%: 1 MiB at 25 MB/s, the rate docs/lever.md and
+    # docs/edgellm.md use): emulated reads are deterministic, so one repetition.
+    stories-io-bound) run "$s" "${stories[@]}" --repeat 1 --methods "$methods" --budgets 0%,25% --io-bandwidth 25M ;;
     llama1b | llama3b)
       # Cost only. CATS needs trained adapters (none for random weights): cats-noadapter.
       model=bench-out/$s-q4_0.gguf
@@ -58,9 +64,14 @@ for s in $settings; do
     stories-real) label="stories260K, real disk" ;;
     stories-ufs4) label="stories260K, UFS 4.0 (EMULATED 4 GB/s)" ;;
     stories-phone) label="stories260K, scaled phone regime (EMULATED)" ;;
+    stories-io-bound) label="stories260K, I/O-bound (EMULATED 25 MB/s)" ;;
     llama1b) label="synthetic 1.1B Q4_0 (cost only), real disk" ;;
     llama3b) label="synthetic 3B Q4_0 (cost only), real disk" ;;
   esac
   args+=("$label=$out/$s.json")
 done
-/usr/bin/python3 scripts/bench_report.py -o docs/bench_report.md --plots docs/plots "${args[@]}"
+notes=()
+if [[ -n ${NOTES:-} ]]; then
+  while IFS= read -r line; do [[ -n $line ]] && notes+=(--note "$line"); done <"$NOTES"
+fi
+/usr/bin/python3 scripts/bench_report.py -o docs/bench_report.md --plots docs/plots "${notes[@]}" "${args[@]}"

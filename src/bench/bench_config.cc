@@ -217,6 +217,7 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
     case K::kAuto:
       spec.method = SpecConfig::Method::kAuto;
       spec.prune = c.prune;
+      if (m.param > 0) spec.auto_explore_share = m.param / 100.0;
       break;
     default:
       spec.method = SpecConfig::Method::kNone;
@@ -279,7 +280,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
           "bld[:percent], "
           "cats[:gamma], "
           "cats-noadapter[:gamma], kangaroo[:gamma], coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, "
-          "coordgen-hybrid, pld[:nodes], sam[:nodes], mirror[:kappa][@layer|@percent%], auto)");
+          "coordgen-hybrid, pld[:nodes], sam[:nodes], mirror[:kappa][@layer|@percent%], auto[:explore_percent])");
     BenchMethod m{*found, 0};
     if (m.kind == K::kMirror) {
       SF_ASSIGN_OR_RETURN(m, parse_mirror_params(item, param));
@@ -289,12 +290,12 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
       const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);
       if (ec != std::errc() || ptr != param.data() + param.size() || m.param < 1 ||
           (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kBld && m.kind != K::kCats &&
-           m.kind != K::kCatsNoAdapter && m.kind != K::kKangaroo && !retrieval_kind(m.kind)) ||
-          (m.kind == K::kBld && m.param > 99))
+           m.kind != K::kCatsNoAdapter && m.kind != K::kKangaroo && m.kind != K::kAuto && !retrieval_kind(m.kind)) ||
+          ((m.kind == K::kBld || m.kind == K::kAuto) && m.param > 99))
         return Status::Error("method '" + std::string(item) +
                              "': only chain:GAMMA, opt-tree:NODES, bld:PERCENT (1..99), "
-                             "cats/cats-noadapter/kangaroo:GAMMA and the retrieval methods (NODES) take a positive "
-                             "number");
+                             "cats/cats-noadapter/kangaroo:GAMMA, auto:EXPLORE_PERCENT (1..99) and the retrieval "
+                             "methods (NODES) take a positive number");
     }
     if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
   }

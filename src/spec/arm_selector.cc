@@ -47,21 +47,26 @@ int ArmSelector::choose() {
   return chosen >= 0 ? chosen : top;
 }
 
-void ArmSelector::observe(int arm, double tokens, double seconds) {
+void ArmSelector::observe(int arm, double tokens, double seconds, double own_seconds) {
   SF_CHECK(arm >= 0 && arm < n_arms());
   seconds = std::max(seconds, 1e-9);
+  own_seconds = std::clamp(own_seconds, 0.0, seconds);
   Arm& a = arms_[static_cast<size_t>(arm)];
   // A cycle far slower than the arm's typical one is mostly noise that hits every arm alike
   // (an I/O hiccup, a descheduled thread): count it as `outlier_factor` typical cycles, so
   // one such cycle cannot make the best arm look worse than the next one. A real change of
   // regime still shows within a few cycles, each up to outlier_factor times slower.
+  // The cap is for the rate estimate only: the regret budget counts the time the cycle
+  // really took (a draft arm's first cycle after a run of plain decoding pays for the draft
+  // model catching up on every token since, and capping that hid most of exploring's cost).
+  double counted = seconds;
   if (a.weight >= 1 && options_.outlier_factor > 0)
-    seconds = std::min(seconds, options_.outlier_factor * a.seconds / a.weight);
+    counted = own_seconds + std::min(seconds - own_seconds, options_.outlier_factor * a.seconds / a.weight);
   const int top = best();
   if (top >= 0 && top != arm && rate(top) > 0) regret_seconds_ += std::max(0.0, seconds - tokens / rate(top));
   total_seconds_ += seconds;
   a.tokens = options_.decay * a.tokens + tokens;
-  a.seconds = options_.decay * a.seconds + seconds;
+  a.seconds = options_.decay * a.seconds + counted;
   a.weight = options_.decay * a.weight + 1;
   ++a.cycles;
   a.last_cycle = cycle_++;

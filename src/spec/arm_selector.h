@@ -43,7 +43,11 @@ class ArmSelector {
   // otherwise the best. Arms are explored first in their index order.
   int choose();
   // What a cycle of `arm` did: tokens emitted and seconds taken (draft + verification).
-  void observe(int arm, double tokens, double seconds);
+  // `own_seconds` (a part of `seconds`, e.g. the drafting) is the arm's own work and is
+  // never capped as an outlier: a periodic expensive cycle of a policy (LEVER's probe tree,
+  // a draft model catching up after a run of plain decoding) is a real cost of that arm,
+  // not noise, while the stalls that make cycle times heavy-tailed are in the rest.
+  void observe(int arm, double tokens, double seconds, double own_seconds = 0);
 
   int n_arms() const { return static_cast<int>(arms_.size()); }
   // The arm with the highest measured rate (-1 before any observation).

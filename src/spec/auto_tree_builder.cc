@@ -94,7 +94,9 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
       if (LatencyProfile* p = arm.builder->latency_profile(); p && arm.builder.get() != &chosen)
         p->observe_verify(stats.tree_nodes + 1, stats.context, stats.verify_seconds);
   // Every cycle emits its accepted nodes and a bonus token.
-  selector_.observe(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds);
+  // The drafting is the arm's own work (LEVER's periodic probe trees, the draft model
+  // catching up after plain decoding): never capped as an outlier.
+  selector_.observe(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds, stats.draft_seconds);
 }
 
 std::vector<int64_t> AutoTreeBuilder::arm_cycles() const {

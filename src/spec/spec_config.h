@@ -112,9 +112,12 @@ struct SpecConfig {
   int draft_len = 4;             // chain: tokens per draft (gamma); tree: depth
   // Tree: children per node at each depth (e.g. {3, 2, 1}); empty = {2, 2, ..., 1}.
   std::vector<int> tree_widths;
-  int node_budget = 16;       // opt-tree: nodes per tree
-  int max_tree_nodes = 64;    // lever, edgellm: the most nodes a tree may grow to
-  int max_tree_depth = 12;    // opt-tree, lever, edgellm
+  int node_budget = 16;     // opt-tree: nodes per tree
+  int max_tree_nodes = 64;  // lever, edgellm: the most nodes a tree may grow to
+  int max_tree_depth = 12;  // opt-tree, lever, edgellm
+  // auto: the most of the run's time that trying arms other than the best may lose
+  // (ArmSelectorOptions::explore_share; the bench's auto:PERCENT).
+  double auto_explore_share = 0.03;
   PruneConfig prune;          // lever
   EdgeLlmConfig edgellm;      // edgellm
   MirrorConfig mirror;        // mirror (its window is a chain of draft_len tokens)

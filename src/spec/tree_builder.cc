@@ -51,7 +51,11 @@ std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config) {
     o.max_depth = config.max_tree_depth;
     return std::make_unique<FrontierTreeBuilder>(o, name);
   }
-  if (config.method == M::kAuto) return std::make_unique<AutoTreeBuilder>(make_auto_arms(config, config.prunes()));
+  if (config.method == M::kAuto) {
+    ArmSelectorOptions o;
+    o.explore_share = config.auto_explore_share;
+    return std::make_unique<AutoTreeBuilder>(make_auto_arms(config, config.prunes()), o);
+  }
   if (config.method == M::kEdgeLlm)
     return std::make_unique<EdgeLlmTreeBuilder>(config.edgellm, config.max_tree_nodes, config.max_tree_depth, name);
   if (config.method == M::kMirror) return std::make_unique<MirrorChainBuilder>(config.draft_len, name);

@@ -258,3 +258,22 @@ TEST(BenchFlags, RetrievalMethodsNeedNoDraftExceptTheHybrid) {
 
 }  // namespace
 }  // namespace sf::bench
+
+namespace sf::bench {
+namespace {
+
+TEST(BenchAuto, ExplorePercentParsesAndReachesTheSpec) {
+  auto methods = parse_methods("auto,auto:1");
+  ASSERT_TRUE(methods.ok()) << methods.status().message();
+  ASSERT_EQ(methods->size(), 2u) << "auto and auto:1 are different rows";
+  EXPECT_EQ(method_name((*methods)[1]), "auto:1");
+  BenchConfig c = valid_config();
+  EXPECT_DOUBLE_EQ(spec_for(c, (*methods)[0]).auto_explore_share, 0.03) << "the default";
+  EXPECT_DOUBLE_EQ(spec_for(c, (*methods)[1]).auto_explore_share, 0.01);
+  EXPECT_EQ(spec_for(c, (*methods)[1]).method, SpecConfig::Method::kAuto);
+  expect_error(parse_methods("auto:100").status(), "auto:EXPLORE_PERCENT (1..99)");
+  expect_error(parse_methods("auto:0").status(), "take a positive number");
+}
+
+}  // namespace
+}  // namespace sf::bench
