@@ -30,6 +30,26 @@ std::string PhoneRegime::describe() const {
   return buf;
 }
 
+namespace {
+// Seconds per decoding step of `session` (greedy, from a short prompt; the prefill is not
+// counted): the median of `runs` generations of `tokens` tokens, 0 if none could be timed.
+Result<double> median_decode_step(Session& session, int runs, int tokens) {
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> prompt, session.tokenize("Once upon a time"));
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  const auto ignore = [](int32_t, const std::string&) { return true; };
+  std::vector<double> steps;
+  for (int i = 0; i < runs; ++i) {
+    SF_ASSIGN_OR_RETURN(const GenerationStats st,
+                        session.generate(prompt, tokens, greedy, /*ignore_eos=*/true, ignore));
+    if (st.generated_tokens > 1) steps.push_back(st.decode_seconds / (st.generated_tokens - 1));
+  }
+  if (steps.empty()) return 0.0;
+  std::sort(steps.begin(), steps.end());
+  return steps[steps.size() / 2];
+}
+}  // namespace
+
 Result<PhoneRegime> measure_phone_regime(const SessionOptions& base, const std::string& draft_path) {
   if (draft_path.empty())
     return Status::Error("--preset phone measures the regime in draft steps: it needs a draft model (--draft)");
@@ -41,16 +61,10 @@ Result<PhoneRegime> measure_phone_regime(const SessionOptions& base, const std::
     o.io_bandwidth = 0;
     SF_ASSIGN_OR_RETURN(auto target, Session::create(o));
     regime.streamed_bytes_per_pass = target->plan().streamed_bytes_per_pass;
-    // Four real decode passes (the prompt's prefill is not counted); few, because a big
-    // target's pass at 0% takes seconds.
+    // One run of four real decode passes: few, because a big target's pass at 0% takes
+    // seconds.
     if (regime.streamed_bytes_per_pass > 0) {
-      auto prompt = target->tokenize("Once upon a time");
-      if (!prompt.ok()) return prompt.status();
-      SamplingParams greedy;
-      greedy.temperature = 0;
-      SF_ASSIGN_OR_RETURN(const GenerationStats st, target->generate(*prompt, 5, greedy, /*ignore_eos=*/true,
-                                                                     [](int32_t, const std::string&) { return true; }));
-      if (st.generated_tokens > 1) regime.device_pass_seconds = st.decode_seconds / (st.generated_tokens - 1);
+      SF_ASSIGN_OR_RETURN(regime.device_pass_seconds, median_decode_step(*target, 1, 5));
     }
   }
   if (regime.streamed_bytes_per_pass == 0) return Status::Error("the target streams nothing at 0%: no phone regime");
@@ -60,20 +74,9 @@ Result<PhoneRegime> measure_phone_regime(const SessionOptions& base, const std::
   o.mem_budget = MemoryBudget{};
   o.io_bandwidth = 0;
   SF_ASSIGN_OR_RETURN(auto draft, Session::create(o));
-  auto prompt = draft->tokenize("Once upon a time");
-  if (!prompt.ok()) return prompt.status();
-  SamplingParams greedy;
-  greedy.temperature = 0;
-  const auto ignore = [](int32_t, const std::string&) { return true; };
   // The median of a few short runs: one run on a shared machine can be off by 2x.
-  std::vector<double> steps;
-  for (int i = 0; i < 5; ++i) {
-    SF_ASSIGN_OR_RETURN(const GenerationStats st, draft->generate(*prompt, 33, greedy, /*ignore_eos=*/true, ignore));
-    if (st.generated_tokens > 1) steps.push_back(st.decode_seconds / (st.generated_tokens - 1));
-  }
-  if (steps.empty()) return Status::Error("could not time the draft's decoding step");
-  std::sort(steps.begin(), steps.end());
-  regime.draft_step_seconds = steps[steps.size() / 2];
+  SF_ASSIGN_OR_RETURN(regime.draft_step_seconds, median_decode_step(*draft, 5, 33));
+  if (regime.draft_step_seconds <= 0) return Status::Error("could not time the draft's decoding step");
   regime.io_bandwidth =
       static_cast<double>(regime.streamed_bytes_per_pass) / (kPhonePassInDraftSteps * regime.draft_step_seconds);
   return regime;

@@ -22,8 +22,7 @@ EdgeLlmTreeBuilder::EdgeLlmTreeBuilder(const EdgeLlmConfig& config, int max_node
       max_depth_(max_depth),
       name_(name),
       alpha_(std::clamp(config.alpha, config.alpha_min, config.alpha_max)),
-      size_caps_(size_caps_below(max_nodes)),
-      size_selector_(size_caps_) {}
+      size_selector_(size_caps_below(max_nodes)) {}
 
 const NodeDistribution* EdgeLlmTreeBuilder::dist_of(int32_t node) const {
   const size_t i = static_cast<size_t>(node + 1);
@@ -156,7 +155,7 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
   size_arm_ = uses_size_caps() ? size_selector_.choose() : 0;
   const int64_t max_nodes =
       std::min<int64_t>({ctx.max_nodes, affordable_nodes(ctx.context),
-                         config_.fallback ? max_nodes_ : config_.fixed_tokens, size_caps_[size_arm_]});
+                         config_.fallback ? max_nodes_ : config_.fixed_tokens, size_selector_.cap(size_arm_)});
   if (ctx.carried) {
     // Provisional tokens confirmed by the last verification start this tree.
     *tree = ctx.carried->tree;

@@ -80,7 +80,7 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   double alpha() const { return alpha_; }
   const ProvisionalSwitch& lending() const { return lending_; }
   // The size cap the last tree was built under (0: none).
-  int size_cap() const { return size_arm_ == 0 ? 0 : size_caps_[static_cast<size_t>(size_arm_)]; }
+  int size_cap() const { return size_arm_ == 0 ? 0 : size_selector_.cap(size_arm_); }
   const SizeCapSelector& size_selector() const { return size_selector_; }
 
  private:
@@ -140,7 +140,6 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   AcceptanceCalibration calibration_;
   ProvisionalSwitch lending_;  // whether provisional drafting pays on this session
   // EdgeLlmConfig::measured_size: the caps (the first: none) and the one this cycle runs.
-  std::vector<int> size_caps_;
   SizeCapSelector size_selector_;
   int size_arm_ = 0;
   bool uses_size_caps() const { return config_.measured_size && uses_alpha(); }

@@ -121,12 +121,18 @@ TEST(StreamingLayouts, ResidentQ4_0LayersTakeRowPanelsStreamedOnesKeepRows) {
 // drafting): right after a pass, the ring's read-ahead of the next pass's first units, at
 // most a unit per buffer at the device's rate (exact when emulated), and nothing once
 // that time has passed.
-TEST(StreamerPendingIo, IsTheReadAheadStillToComeAtTheDevicesRate) {
+// stories260K with every layer streamed (0%); io_bandwidth > 0 emulates the storage.
+SessionOptions stories_streamed(int n_ctx, double io_bandwidth) {
   SessionOptions o;
   o.model_path = test::shared_path("models/stories260K.gguf");
-  o.n_ctx = 64;
+  o.n_ctx = n_ctx;
   o.mem_budget = *MemoryBudget::parse("0%");
-  o.io_bandwidth = 10e6;  // EMULATED: a 184 KiB unit takes ~19 ms
+  o.io_bandwidth = io_bandwidth;
+  return o;
+}
+
+TEST(StreamerPendingIo, IsTheReadAheadStillToComeAtTheDevicesRate) {
+  const SessionOptions o = stories_streamed(64, 10e6);  // EMULATED: a 184 KiB unit takes ~19 ms
   auto s = Session::create(o);
   ASSERT_TRUE(s.ok()) << s.status().message();
   std::vector<float> logits;
@@ -146,11 +152,7 @@ TEST(StreamerPendingIo, IsTheReadAheadStillToComeAtTheDevicesRate) {
 // however many passes ran before (an estimate that kept its own clock drifted ahead of the
 // device and called several milliseconds of drafting hidden).
 TEST(StreamerPendingIo, OnTheRealDeviceIsOnlyTheReadsStillRunning) {
-  SessionOptions o;
-  o.model_path = test::shared_path("models/stories260K.gguf");
-  o.n_ctx = 128;
-  o.mem_budget = *MemoryBudget::parse("0%");
-  auto s = Session::create(o);
+  auto s = Session::create(stories_streamed(128, 0));
   ASSERT_TRUE(s.ok()) << s.status().message();
   const LayerStreamer& streamer = *(*s)->streamer();
   ASSERT_FALSE(streamer.emulated());
