@@ -31,7 +31,12 @@ class AlignedBuffer {
     return *this;
   }
 
-  void allocate(size_t size, size_t alignment = 64) { std::memset(data_, 0, reallocate(size, alignment)); }
+  void allocate(size_t size, size_t alignment = 64) {
+    // Two statements: within one call's arguments, data_ may be read before reallocate()
+    // replaces it (the order is unspecified; GCC for Arm reads it first: a write to freed memory).
+    const size_t bytes = reallocate(size, alignment);
+    std::memset(data_, 0, bytes);
+  }
 
   // allocate(), asking the kernel for transparent huge pages (2 MiB) where it has them: for
   // the resident weights, which decode streams through once per token, 4 KiB pages cost a

@@ -48,7 +48,7 @@ HWY_INLINE void TileT(const uint8_t* w, size_t stride, const uint8_t* x, size_t 
   const float* f16 = fp16_table();
   constexpr size_t kL = hn::MaxLanes(DF());
   HWY_ALIGN float even[R][C][kL];
-  float even_min[R][C];
+  float even_min[R][C] = {};  // set at a == 0, read at a == 1 (zeroed: GCC on Arm cannot tell)
   for (int a = 0; a < 2; ++a) {
     VF acc[R][C];
     hn::Vec<D1> accm[R][C];

@@ -60,6 +60,9 @@ HWY_INLINE V32 AddToLane0(V32 v, int32_t value) {
 using DW = hn::CappedTag<int16_t, 16>;
 inline constexpr size_t kBsumVecs = 16 / hn::MaxLanes(DW());
 struct BsumWeights {
+  // Declared, not implicit: GCC compiles an implicit constructor without the target's
+  // attributes, and on Arm it then cannot inline the vectors' own (always_inline) one.
+  HWY_INLINE BsumWeights() {}
   hn::Vec<DW> v[kBsumVecs];
 };
 HWY_INLINE BsumWeights WidenBsumWeights(VS8 s) {
@@ -186,6 +189,7 @@ struct Q6KFormat {
 
 // Accumulators of one (weight row, activation row) pair of a 16-element-sub-block format.
 struct AccK16 {
+  HWY_INLINE AccK16() {}  // declared, not implicit: see BsumWeights
   VF acc;
   V1 accm;  // Q2_K's mins
 };
@@ -302,6 +306,7 @@ HWY_INLINE void PairSumsK4(const int16_t* bsums, VM* pair_sum) {
 
 // Accumulators of one (weight row, activation row) pair of Q4_K/Q5_K.
 struct AccK4 {
+  HWY_INLINE AccK4() {}  // declared, not implicit: see BsumWeights
   VF acc;
   VMF accm[kMinVecs];  // dmin * m_j * pair sum_j in lane j
 };

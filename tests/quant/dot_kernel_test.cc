@@ -238,12 +238,14 @@ float float_dot_definition(const std::vector<float>& w, const std::vector<float>
   return sum;
 }
 
-// The float dots follow that definition exactly on the x86 targets (whose lane counts and
-// MulAdd are known here), so a change of order made consistently in dot, dot_rows and the
-// tiles (which the bit-identity tests cannot see) fails too.
+// The float dots follow that definition exactly on the x86 and Arm NEON targets (whose lane
+// counts and MulAdd are known here; aarch64's NEON MulAdd is fused), so a change of order
+// made consistently in dot, dot_rows and the tiles (which the bit-identity tests cannot see)
+// fails too.
 TEST(DotKernel, FloatDotFollowsItsDefinition) {
-  const std::map<std::string, std::pair<int64_t, bool>> kLanesAndFused = {
-      {"AVX3_DL", {16, true}}, {"AVX3", {16, true}}, {"AVX2", {8, true}}, {"SSE4", {4, false}}, {"SSSE3", {4, false}}};
+  const std::map<std::string, std::pair<int64_t, bool>> kLanesAndFused = {{"AVX3_DL", {16, true}}, {"AVX3", {16, true}},
+                                                                          {"AVX2", {8, true}},     {"SSE4", {4, false}},
+                                                                          {"SSSE3", {4, false}},   {"NEON", {4, true}}};
   int checked = 0;
   for (int64_t target : dot_kernel_targets()) {
     const auto it = kLanesAndFused.find(dot_kernel_target_name(target));
