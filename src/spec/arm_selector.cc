@@ -16,6 +16,11 @@ double ArmSelector::rate(int arm) const {
   return a.seconds > 0 ? a.tokens / a.seconds : 0;
 }
 
+double ArmSelector::tokens_per_cycle(int arm) const {
+  const Arm& a = arms_[static_cast<size_t>(arm)];
+  return a.weight > 0 ? a.tokens / a.weight : 0;
+}
+
 int ArmSelector::best() const {
   int best = -1;
   for (int a = 0; a < n_arms(); ++a)
@@ -29,7 +34,8 @@ double ArmSelector::expected_regret(int arm, int top) const {
   return std::max(0.0, (a.seconds - a.tokens / rate(top)) / a.weight);
 }
 
-int ArmSelector::choose() {
+int ArmSelector::choose(const std::vector<double>& entry_seconds) {
+  SF_CHECK(entry_seconds.empty() || entry_seconds.size() == arms_.size());
   const int top = best();
   if (top < 0) return 0;
   const double budget = options_.explore_share * total_seconds_ - regret_seconds_;
@@ -41,7 +47,9 @@ int ArmSelector::choose() {
   int chosen = -1;
   for (int a = 0; a < n_arms(); ++a) {
     const Arm& arm = arms_[static_cast<size_t>(a)];
-    if (a == top || cycle_ - arm.last_cycle <= options_.stale_cycles || expected_regret(a, top) > budget) continue;
+    const double entry = entry_seconds.empty() ? 0 : entry_seconds[static_cast<size_t>(a)];
+    if (a == top || cycle_ - arm.last_cycle <= options_.stale_cycles || expected_regret(a, top) + entry > budget)
+      continue;
     if (chosen < 0 || arm.last_cycle < arms_[static_cast<size_t>(chosen)].last_cycle) chosen = a;
   }
   return chosen >= 0 ? chosen : top;

@@ -1,5 +1,7 @@
 #include "spec/auto_tree_builder.h"
 
+#include <algorithm>
+
 #include "base/check.h"
 #include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
@@ -35,7 +37,7 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
   std::vector<AutoArm> arms;
   // Plain decoding first: it is the cheapest to try in every regime, and the rate the
   // others are measured against from the start.
-  arms.push_back({"plain", std::make_unique<PlainArm>(), false});
+  arms.push_back({"plain", std::make_unique<PlainArm>(), false, false});
   if (config.draft_model_path.empty()) {
     arms.push_back({"coordgen:16", std::make_unique<FrontierTreeBuilder>(
                                        frontier_options(config, Objective::kNodeBudget, 16), "coordgen:16")});
@@ -81,8 +83,30 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
       for (AutoArm& arm : arms_)
         if (LatencyProfile* p = arm.builder->latency_profile(); p && p != seeded) *p = *seeded;
   }
-  current_ = selector_.choose();
-  return arms_[static_cast<size_t>(current_)].builder->build(drafter, ctx, tree);
+  current_ = selector_.choose(entry_seconds(drafter));
+  const DraftCounters before = drafter.draft_counters();
+  const Status status = arms_[static_cast<size_t>(current_)].builder->build(drafter, ctx, tree);
+  const DraftCounters& after = drafter.draft_counters();
+  observe_catch_up(after.catch_up_tokens - before.catch_up_tokens, after.catch_up_seconds - before.catch_up_seconds);
+  return status;
+}
+
+std::vector<double> AutoTreeBuilder::entry_seconds(const Drafter& drafter) const {
+  std::vector<double> entry(arms_.size(), 0.0);
+  const double pending = static_cast<double>(drafter.pending_tokens());
+  for (size_t a = 0; a < arms_.size(); ++a)
+    if (arms_[a].drafts)
+      entry[a] = catch_up_per_token_ * std::max(0.0, pending - selector_.tokens_per_cycle(static_cast<int>(a)));
+  return entry;
+}
+
+void AutoTreeBuilder::observe_catch_up(uint64_t tokens, double seconds) {
+  // Only long catch-ups: a cycle's usual few tokens cost mostly the pass's fixed overhead,
+  // while the cost that matters here is that of hundreds of tokens at a long context.
+  constexpr uint64_t kLongCatchUp = 16;
+  if (tokens < kLongCatchUp || seconds <= 0) return;
+  const double per_token = seconds / static_cast<double>(tokens);
+  catch_up_per_token_ = catch_up_per_token_ > 0 ? 0.5 * (catch_up_per_token_ + per_token) : per_token;
 }
 
 void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {

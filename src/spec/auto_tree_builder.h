@@ -14,6 +14,12 @@
 // whatever it picks; its choice depends only on past timings, never on the sampler's
 // random stream.
 //
+// Switching from plain decoding to a drafting arm costs the draft model's catch-up on every
+// token plain decoding emitted meanwhile. Auto measures that cost per token (from the draft
+// model's long catch-ups) and passes it to the selector as each drafting arm's entry cost,
+// so at a budget where plain decoding wins it does not keep paying for catch-ups to
+// re-measure arms that lose (arm_selector.h).
+//
 // Each arm learns only from its own cycles (its statistics, calibration, pacing), except
 // the verification latency profile, which every cycle refines for every arm that has one:
 // a pass over n rows costs the same whoever built the tree.
@@ -33,6 +39,7 @@ struct AutoArm {
   std::string name;
   std::unique_ptr<TreeBuilder> builder;
   bool prune = false;  // the session's pruner (LEVER's early exit) applies to this arm's trees
+  bool drafts = true;  // runs the drafter (false: plain decoding, which lets the draft fall behind)
 };
 
 // The arms for a config (method kAuto): drafting with a draft model when it names one,
@@ -57,12 +64,21 @@ class AutoTreeBuilder : public TreeBuilder {
   int current_arm() const { return current_; }
   // Cycles each arm has run, in arm order (for --stats).
   std::vector<int64_t> arm_cycles() const;
+  // Seconds per token of the draft's catch-up, from its recent long ones (0: none yet).
+  double catch_up_seconds_per_token() const { return catch_up_per_token_; }
 
  private:
+  // The extra seconds each arm would take if run now: a drafting arm's catch-up on the
+  // tokens the draft has not run, beyond those of its typical cycle.
+  std::vector<double> entry_seconds(const Drafter& drafter) const;
+  // Learns the catch-up's cost per token from what a build just ran.
+  void observe_catch_up(uint64_t tokens, double seconds);
+
   std::vector<AutoArm> arms_;
   ArmSelector selector_;
   int current_ = 0;
   bool profiles_shared_ = false;
+  double catch_up_per_token_ = 0;
 };
 
 }  // namespace sf

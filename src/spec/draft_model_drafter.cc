@@ -110,10 +110,13 @@ NodeDistribution DraftModelDrafter::distribution(const TokenTree& tree, int32_t 
 
 Status DraftModelDrafter::draft_root(std::vector<NodeDistribution>* out) {
   // Catch up with the committed sequence; its last token is the tree's root.
+  Stopwatch catch_up;
   SF_RETURN_IF_ERROR(runner_->forward_causal(pending_));
   SF_RETURN_IF_ERROR(runner_->begin_head());
   runner_->row_logits(static_cast<int64_t>(pending_.size()) - 1, logits_.data());
   runner_->end_head();
+  draft_counters_.catch_up_tokens += pending_.size();
+  draft_counters_.catch_up_seconds += catch_up.elapsed();
   pending_.clear();
   root_drafted_ = true;
   next_cell_ = runner_->n_past();

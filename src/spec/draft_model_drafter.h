@@ -48,6 +48,7 @@ class DraftModelDrafter : public Drafter {
   uint64_t resident_bytes() const override { return model_->weights().resident_bytes(); }
   const RunnerCounters& counters() const { return runner_->counters(); }
   const DraftCounters& draft_counters() const override { return draft_counters_; }
+  size_t pending_tokens() const override { return carry_pending_ ? 0 : pending_.size(); }
 
   void reset(const std::vector<int32_t>& prompt) override;
   Status begin_cycle(const std::vector<int32_t>& history, const SamplingParams& sampling,

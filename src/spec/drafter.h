@@ -43,6 +43,11 @@ struct DraftCounters {
   uint64_t passes = 0;  // draft forward passes (batches of frontier nodes)
   uint64_t rows = 0;    // rows in those passes
   double seconds = 0;   // wall time inside draft()
+  // Catching up: the committed tokens the drafter had not run (a new prompt, tokens emitted
+  // by plain decoding inside `auto`) that root drafts ran first, and the seconds those
+  // root drafts took (a part of `seconds`).
+  uint64_t catch_up_tokens = 0;
+  double catch_up_seconds = 0;
 };
 
 class Drafter {
@@ -65,6 +70,10 @@ class Drafter {
                        std::vector<NodeDistribution>* out) = 0;
   virtual void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) = 0;
   virtual const DraftCounters& draft_counters() const = 0;
+  // Committed tokens the drafter has not run yet: its next root draft runs them first (the
+  // catch-up that `auto` charges when it considers switching from plain decoding to a
+  // drafting arm). 0 for drafters that keep no model state per token.
+  virtual size_t pending_tokens() const { return 0; }
 
   // Drafting ahead (EdgeLLM's provisional generation, Mirror-SD's rollouts). Optional; the
   // defaults mean "not supported".

@@ -56,6 +56,8 @@ Status HybridDrafter::draft(const TokenTree& tree, const std::vector<int32_t>& n
   counters_.passes = m.passes;
   counters_.rows = m.rows;
   counters_.seconds = m.seconds + r.seconds;
+  counters_.catch_up_tokens = m.catch_up_tokens;
+  counters_.catch_up_seconds = m.catch_up_seconds;
   return Status::Ok();
 }
 

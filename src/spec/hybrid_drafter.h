@@ -23,6 +23,7 @@ class HybridDrafter : public Drafter {
   const char* name() const override { return "hybrid"; }
   uint64_t resident_bytes() const override;
   const DraftCounters& draft_counters() const override { return counters_; }
+  size_t pending_tokens() const override { return model_->pending_tokens(); }
   void reset(const std::vector<int32_t>& prompt) override;
   Status begin_cycle(const std::vector<int32_t>& history, const SamplingParams& sampling,
                      const Sampler& draft_sampler) override;

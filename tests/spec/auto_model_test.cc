@@ -15,6 +15,7 @@
 
 #include "chi_square.h"
 #include "engine/session.h"
+#include "spec/draft_model_drafter.h"
 #include "spec_test_util.h"
 #include "test_paths.h"
 
@@ -158,6 +159,50 @@ TEST(AutoSampled, FirstAndSecondTokenDistributionsMatchTarget) {
   EXPECT_GT(p_second, 1e-3) << "second-token distribution differs from the target's";
   EXPECT_GT(accepted, 0u) << "drafts must be accepted";
   EXPECT_LT(accepted, proposed) << "and sometimes rejected, or the residual path is untested";
+}
+
+// What auto charges for leaving plain decoding: the draft model counts the committed tokens
+// it has not run (pending_tokens) and, when its next root draft runs them, the catch-up's
+// tokens and seconds (DraftCounters).
+TEST(DraftCatchUp, TokensCommittedWithoutDraftingAreRunByTheNextRootDraft) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto target = make_session(SpecConfig::Method::kNone, false, "100%", 0);
+  ASSERT_TRUE(target);
+  ThreadPool pool(2);
+  auto drafter = DraftModelDrafter::create(test::source_path("models/stories260K-draft.gguf"), target->tokenizer(),
+                                           target->model().hparams().n_vocab, pool, 128);
+  ASSERT_TRUE(drafter.ok()) << drafter.status().message();
+  DraftModelDrafter& d = **drafter;
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  const Sampler sampler(greedy);
+  std::vector<int32_t> history = *target->tokenize("Lily wanted to play with her big red ball. One day");
+  d.reset(history);
+  EXPECT_EQ(d.pending_tokens(), history.size()) << "a new prompt is all pending";
+  // A drafting cycle: the root draft runs the prompt.
+  ASSERT_TRUE(d.begin_cycle(history, greedy, sampler).ok());
+  TokenTree tree;
+  std::vector<NodeDistribution> out;
+  ASSERT_TRUE(d.draft(tree, {TokenTree::kRoot}, &out).ok());
+  EXPECT_EQ(d.draft_counters().catch_up_tokens, history.size());
+  EXPECT_GT(d.draft_counters().catch_up_seconds, 0.0);
+  EXPECT_EQ(d.pending_tokens(), 0u);
+  d.commit(tree, {}, out[0].probs[0].id);  // the target rejected everything: its bonus token
+  history.push_back(out[0].probs[0].id);
+  // Five cycles of plain decoding: nothing is drafted, every token stays pending.
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(d.begin_cycle(history, greedy, sampler).ok());
+    const TokenTree empty;
+    d.commit(empty, {}, 7 + i);
+    history.push_back(7 + i);
+  }
+  EXPECT_EQ(d.pending_tokens(), 6u) << "the first bonus token and five plain tokens";
+  const double seconds_before = d.draft_counters().catch_up_seconds;
+  ASSERT_TRUE(d.begin_cycle(history, greedy, sampler).ok());
+  ASSERT_TRUE(d.draft(TokenTree(), {TokenTree::kRoot}, &out).ok());
+  EXPECT_EQ(d.draft_counters().catch_up_tokens, history.size()) << "every committed token was run once";
+  EXPECT_GT(d.draft_counters().catch_up_seconds, seconds_before);
+  EXPECT_EQ(d.pending_tokens(), 0u);
 }
 
 }  // namespace
