@@ -40,15 +40,22 @@ int ArmSelector::choose(const std::vector<double>& entry_seconds) {
   if (top < 0) return 0;
   const double budget = options_.explore_share * total_seconds_ - regret_seconds_;
   if (budget < 0) return top;
+  // Only what an arm would pay beyond the best arm: when the best arm drafts too, it pays
+  // the same catch-up next, so exploring another drafting arm costs nothing extra for it.
+  const auto entry = [&](int a) {
+    if (entry_seconds.empty()) return 0.0;
+    return std::max(0.0, entry_seconds[static_cast<size_t>(a)] - entry_seconds[static_cast<size_t>(top)]);
+  };
+  // An arm never run, when its entry fits (its cycle's cost is unknown yet).
   for (int a = 0; a < n_arms(); ++a)
-    if (arms_[static_cast<size_t>(a)].cycles == 0) return a;
+    if (arms_[static_cast<size_t>(a)].cycles == 0 && entry(a) <= budget) return a;
   // The stalest arm among the stale ones whose typical cycle fits in what is left of the
   // budget: a near-equal arm fits nearly always, a very slow one only now and then.
   int chosen = -1;
   for (int a = 0; a < n_arms(); ++a) {
     const Arm& arm = arms_[static_cast<size_t>(a)];
-    const double entry = entry_seconds.empty() ? 0 : entry_seconds[static_cast<size_t>(a)];
-    if (a == top || cycle_ - arm.last_cycle <= options_.stale_cycles || expected_regret(a, top) + entry > budget)
+    if (a == top || arm.cycles == 0 || cycle_ - arm.last_cycle <= options_.stale_cycles ||
+        expected_regret(a, top) + entry(a) > budget)
       continue;
     if (chosen < 0 || arm.last_cycle < arms_[static_cast<size_t>(chosen)].last_cycle) chosen = a;
   }

@@ -22,9 +22,11 @@
 // Some arms pay a one-off cost to start that grows while they are not run: a draft model
 // catches up on every token plain decoding emitted since it last drafted (after 1,000 plain
 // tokens, one chain cycle took 23 ms against 0.03 ms plain cycles). The caller passes that
-// cost to choose() as each arm's entry seconds; re-measuring a stale arm counts it as regret
-// up front, so after a long plain stretch the selector stays plain unless the budget can
-// really pay for the catch-up (it is charged anyway, when it happens, by observe()).
+// cost to choose() as each arm's entry seconds; re-measuring a stale arm counts what its
+// entry exceeds the best arm's by as regret up front, so after a long plain stretch the
+// selector stays plain unless the budget can really pay for the catch-up (it is charged
+// anyway, when it happens, by observe()). When the best arm drafts too, a catch-up (a new
+// prompt) is paid whichever drafting arm runs, and exploring is not charged for it.
 //
 // Deterministic (no random numbers): the choice depends only on the observations, so it
 // never touches the sampler's random stream. Not thread-safe.
@@ -49,7 +51,8 @@ class ArmSelector {
   // The arm to run next: an unexplored or stale arm when the regret budget allows,
   // otherwise the best. Arms are explored first in their index order.
   // entry_seconds (empty, or one per arm): the extra seconds an arm would take if run now
-  // and not before (a draft model's catch-up), added to the regret of re-measuring it.
+  // and not before (a draft model's catch-up); what it exceeds the best arm's by must fit
+  // in the regret budget for a first trial, and is added to the regret of re-measuring.
   int choose(const std::vector<double>& entry_seconds = {});
   // What a cycle of `arm` did: tokens emitted and seconds taken (draft + verification).
   // `own_seconds` (a part of `seconds`, e.g. the drafting) is the arm's own work and is

@@ -165,7 +165,8 @@ double run_with_catch_up(bool tell_entry_cost, int* draft_cycles) {
   *draft_cycles = 0;
   for (int i = 0; i < 20000; ++i) {
     std::vector<double> entry;
-    if (tell_entry_cost) entry = {0.0, catch_up * std::max(0.0, behind - sel.tokens_per_cycle(1))};
+    // As auto does: the cost per token is known once a catch-up has been measured.
+    if (tell_entry_cost && sel.cycles(1) > 0) entry = {0.0, catch_up * std::max(0.0, behind - sel.tokens_per_cycle(1))};
     const int a = sel.choose(entry);
     double s = plain, own = 0;
     if (a == 1) {
@@ -189,6 +190,22 @@ TEST(ArmSelector, AnArmsEntryCostStopsCostlyReMeasuring) {
   EXPECT_LT(told, 1.005) << "and then left alone: within 0.5% of plain decoding";
   EXPECT_GT(untold, told + 0.01) << "without the entry cost, re-measuring costs its budget";
   EXPECT_GT(untold_cycles, told_cycles);
+}
+
+// When the best arm drafts too, a catch-up (a new prompt for the draft) is paid whichever
+// drafting arm runs next: it must not stop re-measuring a near-equal drafting arm.
+TEST(ArmSelector, AnEntryCostTheBestArmPaysTooIsNotChargedToExploring) {
+  const std::vector<SimArm> arms = {{1, 1.0}, {4, 1.0}, {3.9, 1.0}};
+  ArmSelector sel(3);
+  std::vector<int64_t> runs(3, 0);
+  for (int i = 0; i < 5000; ++i) {
+    const double catch_up = 100.0;  // far more than the whole regret budget
+    const int a = sel.choose({0.0, catch_up, catch_up});
+    ++runs[static_cast<size_t>(a)];
+    sel.observe(a, arms[static_cast<size_t>(a)].tokens, arms[static_cast<size_t>(a)].seconds);
+  }
+  EXPECT_EQ(sel.best(), 1);
+  EXPECT_GT(runs[2], 20) << "the near-equal drafting arm is still re-measured";
 }
 
 }  // namespace
