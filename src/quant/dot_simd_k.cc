@@ -14,6 +14,7 @@
 #include "quant/k_traits-inl.h"
 #include "quant/simd_common-inl.h"
 #include "quant/vnni_k-inl.h"
+#include "quant/vnni_k6-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -84,17 +85,28 @@ void VnniK4DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, 
 }
 #define SF_Q4_K_ENTRY \
   DotKernel { G::Q4_K, G::Q8_K, nullptr, &CheckedDot<VnniK4Dot>, &VnniK4DotRows }
+
+// Q6_K's VNNI path (vnni_k6-inl.h), which this target's Q6_K tile matches bit for bit.
+float VnniK6DotEntry(const void* w, const void* x, int64_t n) {
+  return VnniK6Dot(static_cast<const BlockQ6_K*>(w), static_cast<const BlockQ8_K*>(x), n / kQK_K);
+}
+#define SF_Q6_K_ENTRY Entry<VnniK6DotEntry>(G::Q6_K)
 #else
 #define SF_Q4_K_ENTRY Entry<DotQ45K<false, BlockQ4_K>>(G::Q4_K)
+#define SF_Q6_K_ENTRY Entry<DotK16<Q6KFormat>>(G::Q6_K)
 #endif
 
 const DotKernel* GetKKernels(size_t* count) {
   using G = GgmlType;
   static constexpr DotKernel kKernels[] = {
-      Entry<DotK16<Q2KFormat>>(G::Q2_K),        Entry<DotK16<Q3KFormat>>(G::Q3_K), SF_Q4_K_ENTRY,
-      Entry<DotQ45K<true, BlockQ5_K>>(G::Q5_K), Entry<DotK16<Q6KFormat>>(G::Q6_K),
+      Entry<DotK16<Q2KFormat>>(G::Q2_K),
+      Entry<DotK16<Q3KFormat>>(G::Q3_K),
+      SF_Q4_K_ENTRY,
+      Entry<DotQ45K<true, BlockQ5_K>>(G::Q5_K),
+      SF_Q6_K_ENTRY,
   };
 #undef SF_Q4_K_ENTRY
+#undef SF_Q6_K_ENTRY
   *count = std::size(kKernels);
   return kKernels;
 }

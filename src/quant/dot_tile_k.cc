@@ -21,6 +21,7 @@
 #include "quant/k_traits-inl.h"
 #include "quant/simd_common-inl.h"
 #include "quant/vnni_k-inl.h"
+#include "quant/vnni_k6-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -133,7 +134,11 @@ DotTile GetTileK(GgmlType weight_type, GgmlType activation_type) {
     case GgmlType::Q5_K:
       return DotTile{&Tile<K4Kernel<true, BlockQ5_K>>};
     case GgmlType::Q6_K:
+#if HWY_TARGET == HWY_AVX3_DL
+      return DotTile{&VnniK6TileRun, &VnniK6PreparedBytes, &VnniK6Prepare, kVnniK6MinRows};  // as Q4_K
+#else
       return DotTile{&Tile<K16Kernel<Q6KFormat>>};
+#endif
     default:
       return DotTile{};
   }
