@@ -77,15 +77,11 @@ HWY_INLINE int32_t MinsDot(uint64_t mins, __m128i sub_sums) {
 // Super-blocks (144 bytes each) fetched ahead of the one in use, in the row being read.
 inline constexpr int kK4PrefetchBlocks = 16;
 
-// Fetches the super-block kK4PrefetchBlocks after wb (past a row's end: the next row's
-// start). The rows come from DRAM, and this keeps more lines in flight than the hardware
-// prefetcher does. Measured on 2 threads with 1.1B-sized matrices: the one-row kernel went
-// from ~41 to ~45 GB/s; the activation-panel tile at 8-16 rows took 0.56-0.57 ms against
-// 0.73-0.91 ms without it (row_panels_bench, GGUF rows column, two alternating runs).
-HWY_INLINE void PrefetchK4Ahead(const BlockQ4_K& wb) {
-  const auto* ahead = reinterpret_cast<const char*>(&wb + kK4PrefetchBlocks);
-  for (size_t o = 0; o < sizeof(BlockQ4_K); o += 64) hwy::Prefetch(ahead + o);
-}
+// Each kernel fetches the super-block kK4PrefetchBlocks after the one in use (past a row's
+// end: the next row's start; PrefetchBlockAhead). Measured on 2 threads with 1.1B-sized
+// matrices: the one-row kernel went from ~41 to ~45 GB/s; the activation-panel tile at 8-16
+// rows took 0.56-0.57 ms against 0.73-0.91 ms without it (row_panels_bench, GGUF rows
+// column, two alternating runs).
 
 // R Q4_K weight rows x one Q8_K activation row, nb super-blocks: out[r].
 template <int R>
@@ -101,7 +97,7 @@ HWY_INLINE void VnniK4DotRowsT(const uint8_t* w, size_t stride, const BlockQ8_K*
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const BlockQ4_K& wb = reinterpret_cast<const BlockQ4_K*>(w + r * stride)[i];
-      PrefetchK4Ahead(wb);
+      PrefetchBlockAhead<kK4PrefetchBlocks>(&wb);
       const K4ScaleMin sm = UnpackK4(wb.scales);
       const __m512i scales =
           _mm512_zextsi256_si512(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(sm.scales))));
@@ -170,7 +166,7 @@ HWY_INLINE void VnniK4PanelT(const uint8_t* w, size_t stride, const VnniK4PanelB
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const BlockQ4_K& wb = reinterpret_cast<const BlockQ4_K*>(w + r * stride)[i];
-      PrefetchK4Ahead(wb);
+      PrefetchBlockAhead<kK4PrefetchBlocks>(&wb);
       const K4ScaleMin sm = UnpackK4(wb.scales);
       __m512i big_a = _mm512_setzero_si512();
 #pragma GCC unroll 4

@@ -62,12 +62,9 @@ HWY_INLINE int32_t K6OffsetDot(const BlockQ6_K& b, const BlockQ8_K& x) {
   return _mm512_reduce_add_epi32(_mm512_zextsi256_si512(prod));
 }
 
-// Super-blocks (210 bytes each) fetched ahead of the one in use (see PrefetchK4Ahead).
+// Super-blocks (210 bytes each) fetched ahead of the one in use (PrefetchBlockAhead; about
+// the distance in bytes of Q4_K's kK4PrefetchBlocks).
 inline constexpr int kK6PrefetchBlocks = 12;
-HWY_INLINE void PrefetchK6Ahead(const BlockQ6_K& wb) {
-  const auto* ahead = reinterpret_cast<const char*>(&wb + kK6PrefetchBlocks);
-  for (size_t o = 0; o < sizeof(BlockQ6_K); o += 64) hwy::Prefetch(ahead + o);
-}
 
 // One Q6_K weight row x one Q8_K activation row, nb super-blocks.
 HWY_INLINE float VnniK6Dot(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb) {
@@ -78,7 +75,7 @@ HWY_INLINE float VnniK6Dot(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ6_K& wb = w[i];
     const BlockQ8_K& xb = x[i];
-    PrefetchK6Ahead(wb);
+    PrefetchBlockAhead<kK6PrefetchBlocks>(&wb);
     const __m128i scales = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb.scales)), order);
     __m256i acc = _mm256_setzero_si256();
 #pragma GCC unroll 2
@@ -142,7 +139,7 @@ HWY_INLINE void VnniK6PanelT(const uint8_t* w, size_t stride, const VnniK6PanelB
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const BlockQ6_K& wb = reinterpret_cast<const BlockQ6_K*>(w + r * stride)[i];
-      PrefetchK6Ahead(wb);
+      PrefetchBlockAhead<kK6PrefetchBlocks>(&wb);
       // The levels in element order, so that four consecutive ones are one broadcast word.
       HWY_ALIGN uint8_t levels[256];
       for (int h = 0; h < 2; ++h) {

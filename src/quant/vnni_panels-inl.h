@@ -1,4 +1,5 @@
-// What the VNNI tiles of vnni_q-inl.h (Q4_0, Q8_0) and vnni_k-inl.h (Q4_K) share: panels of
+// What the VNNI tiles of vnni_q-inl.h (Q4_0, Q8_0), vnni_k-inl.h (Q4_K) and vnni_k6-inl.h
+// (Q6_K) share: panels of
 // 16 activation rows, one per lane of a 512-bit vector, prepared once per matmul into
 // 64-byte-aligned blocks, and the loop that runs a format's panel kernel over groups of
 // weight rows and stores each lane to its activation row's output.
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #if HWY_ARCH_X86
 #include <immintrin.h>  // used only in the AVX3_DL pass below
@@ -28,6 +30,16 @@ inline constexpr int kPanel = 16;
 // A panel computes 16 lanes whatever the batch: below this many activation rows the one-row
 // kernel once per row is faster (attention_bench model, 1.1B Q4_0), and bit-identical.
 inline constexpr int64_t kVnniMinRows = 4;
+
+// Fetches the whole block kAhead blocks after `block` into the cache: the VNNI kernels
+// stream their weights from DRAM, and this keeps more lines in flight than the hardware
+// prefetcher does. Past the end of an array it fetches what follows (or nothing useful);
+// a prefetch never faults.
+template <int64_t kAhead, class Block>
+HWY_INLINE void PrefetchBlockAhead(const Block* block) {
+  const auto* ahead = reinterpret_cast<const char*>(block + kAhead);
+  for (size_t o = 0; o < sizeof(Block); o += 64) hwy::Prefetch(ahead + o);
+}
 
 inline int64_t PanelCount(int64_t n_act) { return (n_act + kPanel - 1) / kPanel; }
 

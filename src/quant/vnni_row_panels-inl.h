@@ -144,8 +144,7 @@ HWY_INLINE void PanelRowsT(const Q4_0PanelBlock* panel, const VnniActBlock* cons
         if (ib >= nb) return;
         // Past the panel's end this fetches the next panel's (usually this thread's next)
         // or nothing useful; a prefetch never faults.
-        const auto* ahead = reinterpret_cast<const char*>(panel + ib + kPanelPrefetchBlocks);
-        for (size_t o = 0; o < sizeof(Q4_0PanelBlock); o += 64) hwy::Prefetch(ahead + o);
+        PrefetchBlockAhead<kPanelPrefetchBlocks>(panel + ib);
         PanelRowsBlock<A>(panel[ib], x, ib, chain);
       },
       c0, c1, c2, c3);

@@ -153,8 +153,7 @@ HWY_INLINE void K4PanelRowsT(const Q4_KPanelBlock* panel, const VnniK4ActBlock* 
   for (int k = 0; k < A; ++k) a[k] = b[k] = _mm512_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     // Decode streams the weights from DRAM: fetch the super-block two ahead (36 lines).
-    const auto* ahead = reinterpret_cast<const char*>(panel + i + kK4PanelPrefetchBlocks);
-    for (size_t o = 0; o < sizeof(Q4_KPanelBlock); o += 64) hwy::Prefetch(ahead + o);
+    PrefetchBlockAhead<kK4PanelPrefetchBlocks>(panel + i);
     K4PanelBlock<A>(panel[i], xs, i, a, b);
   }
   for (int k = 0; k < A; ++k) lanes[k] = _mm512_sub_ps(a[k], b[k]);
