@@ -174,6 +174,12 @@ OJson row_json(const SummaryRow& r) {
                    {"suffix_seconds", r.spec.suffix_seconds},
                    {"rollout_seconds", r.spec.rollout_seconds},
                    {"model_seconds", r.spec.model_seconds}};
+  if (r.method == "auto") {
+    OJson policies = OJson::array();
+    for (const SummaryRow::PolicyUse& u : r.policies)
+      policies.push_back({{"policy", u.policy}, {"cycles", u.cycles}, {"tokens", u.tokens}, {"seconds", u.seconds}});
+    j["auto_policies"] = policies;
+  }
   j["tree_nodes"] = r.tree_nodes();
   j["rows_kept"] = r.rows_kept() ? OJson(*r.rows_kept()) : OJson(nullptr);
   j["retained"] = r.retained() ? OJson(*r.retained()) : OJson(nullptr);

@@ -1,6 +1,8 @@
 #include "spec/arm_selector.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "base/check.h"
 
@@ -19,6 +21,34 @@ double ArmSelector::rate(int arm) const {
 double ArmSelector::tokens_per_cycle(int arm) const {
   const Arm& a = arms_[static_cast<size_t>(arm)];
   return a.weight > 0 ? a.tokens / a.weight : 0;
+}
+
+double ArmSelector::relative_spread(int arm) const {
+  const Arm& a = arms_[static_cast<size_t>(arm)];
+  if (a.weight <= 0 || a.tokens <= 0) return 0;
+  // A ratio estimator's residuals e = tokens - rate * seconds have mean zero.
+  const double r = rate(arm);
+  const double var = std::max(0.0, (a.tokens_sq - 2 * r * a.tokens_seconds + r * r * a.seconds_sq) / a.weight);
+  const double mean_tokens = a.tokens / a.weight;
+  return var / (mean_tokens * mean_tokens);
+}
+
+double ArmSelector::rate_error(int arm) const {
+  const Arm& a = arms_[static_cast<size_t>(arm)];
+  if (a.cycles == 0 || a.seconds <= 0) return std::numeric_limits<double>::infinity();
+  double spread = relative_spread(arm);
+  constexpr double kFewCycles = 8;
+  if (a.weight < kFewCycles) {
+    const int top = best();
+    if (top >= 0 && top != arm) spread = std::max(spread, relative_spread(top));
+  }
+  // rate's standard error is sqrt(var(e) / n) / mean(seconds) = rate * sqrt(spread / n);
+  // the decayed count of cycles as n understates n, so errs towards "within noise".
+  return rate(arm) * std::sqrt(spread / a.weight);
+}
+
+bool ArmSelector::within_noise_of(int arm, int top) const {
+  return rate(arm) + options_.plausible_z * rate_error(arm) >= rate(top);
 }
 
 int ArmSelector::best() const {
@@ -46,17 +76,19 @@ int ArmSelector::choose(const std::vector<double>& entry_seconds) {
     if (entry_seconds.empty()) return 0.0;
     return std::max(0.0, entry_seconds[static_cast<size_t>(a)] - entry_seconds[static_cast<size_t>(top)]);
   };
+  const double far_budget = options_.far_explore_share * total_seconds_ - regret_seconds_;
   // An arm never run, when its entry fits (its cycle's cost is unknown yet).
   for (int a = 0; a < n_arms(); ++a)
     if (arms_[static_cast<size_t>(a)].cycles == 0 && entry(a) <= budget) return a;
   // The stalest arm among the stale ones whose typical cycle fits in what is left of the
-  // budget: a near-equal arm fits nearly always, a very slow one only now and then.
+  // budget: a near-equal arm fits nearly always, a very slow one only now and then (and
+  // only in the far share, when it is beyond noise of the best).
   int chosen = -1;
   for (int a = 0; a < n_arms(); ++a) {
     const Arm& arm = arms_[static_cast<size_t>(a)];
-    if (a == top || arm.cycles == 0 || cycle_ - arm.last_cycle <= options_.stale_cycles ||
-        expected_regret(a, top) + entry(a) > budget)
-      continue;
+    if (a == top || arm.cycles == 0 || cycle_ - arm.last_cycle <= options_.stale_cycles) continue;
+    const double allowed = within_noise_of(a, top) ? budget : far_budget;
+    if (expected_regret(a, top) + entry(a) > allowed) continue;
     if (chosen < 0 || arm.last_cycle < arms_[static_cast<size_t>(chosen)].last_cycle) chosen = a;
   }
   return chosen >= 0 ? chosen : top;
@@ -83,6 +115,9 @@ void ArmSelector::observe(int arm, double tokens, double seconds, double own_sec
   a.tokens = options_.decay * a.tokens + tokens;
   a.seconds = options_.decay * a.seconds + counted;
   a.weight = options_.decay * a.weight + 1;
+  a.tokens_sq = options_.decay * a.tokens_sq + tokens * tokens;
+  a.seconds_sq = options_.decay * a.seconds_sq + counted * counted;
+  a.tokens_seconds = options_.decay * a.tokens_seconds + tokens * counted;
   ++a.cycles;
   a.last_cycle = cycle_++;
 }

@@ -13,7 +13,7 @@
 // for the same tokens (seconds - tokens / best_rate). Trying an arm never run is allowed
 // while the summed regret stays under `explore_share` of all the time spent; re-measuring
 // one not run for `stale_cycles` cycles, when its typical cycle's regret fits in what is
-// left of that budget. So an arm that is very
+// left of that budget (of a smaller share for an arm far behind the best, beyond noise). So an arm that is very
 // expensive where it loses (a long chain with a resident target costs 10-25x plain decoding
 // per token) is tried once and then rarely, and an arm that is nearly as good is re-measured
 // often (its cycles cost little regret): the loss to exploration stays near explore_share of
@@ -43,6 +43,14 @@ struct ArmSelectorOptions {
   int stale_cycles = 48;        // an arm not run for this many cycles is re-measured (when affordable)
   double decay = 0.95;          // weight of an arm's older cycles at each new one of its own
   double outlier_factor = 2.0;  // a cycle counts as at most this many of the arm's typical ones (0: off)
+  // Re-measuring an arm far behind the best (its rate plus `plausible_z` standard errors
+  // still short of the best rate) may use only `far_explore_share` of the time: it looks
+  // for a change of regime, which is rare, while near-equal arms are where exploring finds
+  // the best. At a 100% budget every drafting arm is several times slower than plain
+  // decoding, and spending all of explore_share on re-measuring them cost auto ~3% against
+  // Flash-AR in long sessions (~1% with this; ArmSelector.AnArmFarBehindIsReMeasuredFromASmallerShare).
+  double plausible_z = 2.0;
+  double far_explore_share = 0.01;
 };
 
 class ArmSelector {
@@ -66,6 +74,10 @@ class ArmSelector {
   int best() const;
   double rate(int arm) const;              // tokens per second over the arm's recent cycles; 0 if never run
   double tokens_per_cycle(int arm) const;  // over its recent cycles; 0 if never run
+  // The standard error of rate(arm), from the spread of its recent cycles around that rate;
+  // while the arm has few cycles, at least what the best arm's relative spread would give
+  // (two equal cycles say little about a third). Infinite before any cycle.
+  double rate_error(int arm) const;
   int64_t cycles(int arm) const { return arms_[static_cast<size_t>(arm)].cycles; }
   double regret_seconds() const { return regret_seconds_; }
   double total_seconds() const { return total_seconds_; }
@@ -75,11 +87,17 @@ class ArmSelector {
     double tokens = 0;   // decayed sums over the arm's own cycles
     double seconds = 0;  //
     double weight = 0;   // the decayed count of cycles (the sums / weight = a typical cycle)
+    // Decayed second moments, for the spread of the cycles around the arm's rate.
+    double tokens_sq = 0, seconds_sq = 0, tokens_seconds = 0;
     int64_t cycles = 0;
     int64_t last_cycle = -1;  // the selector's cycle count when the arm last ran
   };
   // The regret one typical cycle of `arm` costs against the best arm `top`.
   double expected_regret(int arm, int top) const;
+  // The variance of an arm's cycles around its rate, relative to its mean tokens squared.
+  double relative_spread(int arm) const;
+  // Whether `arm`'s rate is within plausible_z standard errors of the best arm's.
+  bool within_noise_of(int arm, int top) const;
 
   ArmSelectorOptions options_;
   std::vector<Arm> arms_;

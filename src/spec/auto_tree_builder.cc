@@ -112,11 +112,16 @@ void AutoTreeBuilder::observe_catch_up(uint64_t tokens, double seconds) {
 void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   TreeBuilder& chosen = *arms_[static_cast<size_t>(current_)].builder;
   chosen.observe(tree, stats);
-  // A pruned pass ran part of its rows through part of the layers: not a full pass's cost.
-  if (stats.rows_pruned == 0)
-    for (AutoArm& arm : arms_)
-      if (LatencyProfile* p = arm.builder->latency_profile(); p && arm.builder.get() != &chosen)
-        p->observe_verify(stats.tree_nodes + 1, stats.context, stats.verify_seconds);
+  for (AutoArm& arm : arms_) {
+    if (arm.builder.get() == &chosen) continue;
+    // A pruned pass ran part of its rows through part of the layers: not a full pass's cost.
+    if (LatencyProfile* p = arm.builder->latency_profile(); p && stats.rows_pruned == 0)
+      p->observe_verify(stats.tree_nodes + 1, stats.context, stats.verify_seconds);
+    // How often the target picks a draft token of a given probability does not depend on
+    // which arm put it in the tree: an arm that runs rarely would otherwise shape its trees
+    // with a calibration learnt from a handful of its own cycles.
+    if (AcceptanceCalibration* c = arm.builder->acceptance_calibration()) c->observe(tree, stats.visited);
+  }
   // Every cycle emits its accepted nodes and a bonus token.
   // The drafting is the arm's own work (LEVER's periodic probe trees, the draft model
   // catching up after plain decoding): never capped as an outlier.

@@ -20,9 +20,12 @@
 // so at a budget where plain decoding wins it does not keep paying for catch-ups to
 // re-measure arms that lose (arm_selector.h).
 //
-// Each arm learns only from its own cycles (its statistics, calibration, pacing), except
-// the verification latency profile, which every cycle refines for every arm that has one:
-// a pass over n rows costs the same whoever built the tree.
+// Each arm learns its own statistics and pacing from its own cycles only. What a cycle says
+// about the machine and the model pair is shared: every cycle refines every arm's
+// verification latency profile (a pass over n rows costs the same whoever built the tree)
+// and acceptance calibration (how often the target picks a draft token of a given
+// probability does not depend on which arm put it in the tree; an arm that runs rarely
+// would otherwise shape its trees from a handful of its own cycles).
 // Not thread-safe.
 #pragma once
 

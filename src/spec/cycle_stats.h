@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "spec/token_tree.h"
@@ -47,8 +48,9 @@ struct CycleStats {
   int32_t rollout_kept = 0;
   int32_t mirror_outcome = 0;  // nodes the tree started with (provisional tokens of the last cycle)
   // The policy that built the tree (TreeBuilder::policy(): auto's chosen arm, else the
-  // builder's own name); a string literal or a name the builder owns for its lifetime.
-  const char* policy = "";
+  // builder's own name). A copy: the stats outlive the session (the bench summarises runs
+  // after their sessions are gone).
+  std::string policy;
   std::vector<VisitedRow> visited;
 };
 

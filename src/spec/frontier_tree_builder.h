@@ -57,6 +57,9 @@ class FrontierTreeBuilder : public TreeBuilder {
   LatencyProfile* latency_profile() override {
     return options_.objective == FrontierBuilderOptions::Objective::kGainPerCost ? &profile_ : nullptr;
   }
+  AcceptanceCalibration* acceptance_calibration() override {
+    return options_.objective == FrontierBuilderOptions::Objective::kGainPerCost ? &calibration_ : nullptr;
+  }
 
  private:
   struct Candidate {

@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "sampling/sampler.h"
+#include "spec/acceptance_calibration.h"
 #include "spec/cycle_stats.h"
 #include "spec/drafter.h"
 #include "spec/latency_profile.h"
@@ -59,6 +60,9 @@ class TreeBuilder {
   }
   // Builders that estimate verification cost share the session's profile.
   virtual LatencyProfile* latency_profile() { return nullptr; }
+  // Builders that calibrate the draft's probabilities against what the target accepts
+  // (LEVER): any verified tree whose nodes carry candidate sets teaches it, whoever built it.
+  virtual AcceptanceCalibration* acceptance_calibration() { return nullptr; }
   // Drafting during verification (EdgeLLM's provisional generation): the leaf of the last
   // built tree below which a background worker should keep drafting, and its distribution
   // when the builder already drafted it (else nullptr). False: the builder wants none.

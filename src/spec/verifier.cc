@@ -34,14 +34,13 @@ VerifyResult verify_tree(const TokenTree& tree, int n_vocab, const RowLogitsFn& 
                          const std::vector<int32_t>& history) {
   VerifyResult r;
   int32_t cur = TokenTree::kRoot;
-  std::vector<int32_t> path_history = history;
-  const bool greedy = sampler.params().greedy();
-  std::vector<double> p(static_cast<size_t>(n_vocab)), q(static_cast<size_t>(n_vocab));
-
-  while (true) {
-    const float* logits = row_logits(cur + 1);
-    ++r.rows_visited;
-    if (greedy) {
+  if (sampler.params().greedy()) {
+    // Greedy needs no distributions and no history: nothing to allocate or copy per cycle
+    // (a dense vocabulary-sized buffer is 1 MiB for Llama 3; with a small resident target
+    // that once cost more than a cycle's verification row).
+    while (true) {
+      const float* logits = row_logits(cur + 1);
+      ++r.rows_visited;
       const int32_t best = argmax(logits, n_vocab);
       const int32_t child = tree.find_child(cur, best);
       if (child < 0) {
@@ -49,10 +48,15 @@ VerifyResult verify_tree(const TokenTree& tree, int n_vocab, const RowLogitsFn& 
         return r;
       }
       r.accepted.push_back(child);
-      path_history.push_back(best);
       cur = child;
-      continue;
     }
+  }
+  std::vector<int32_t> path_history = history;
+  std::vector<double> p(static_cast<size_t>(n_vocab)), q(static_cast<size_t>(n_vocab));
+
+  while (true) {
+    const float* logits = row_logits(cur + 1);
+    ++r.rows_visited;
 
     std::fill(p.begin(), p.end(), 0.0);
     for (const TokenProb& tp : sampler.distribution(logits, n_vocab, path_history)) p[tp.id] = tp.p;

@@ -1,0 +1,46 @@
+// AutoTreeBuilder: what a cycle teaches about the draft and the target does not depend on
+// which arm built its tree, so every arm that learns it learns it from every cycle. An arm
+// that runs rarely (LEVER's, when its first cycles were unlucky) would otherwise shape its
+// trees with a calibration learnt from a handful of its own cycles.
+#include "spec/auto_tree_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "spec/frontier_tree_builder.h"
+#include "spec/static_tree_builder.h"
+
+namespace sf {
+namespace {
+
+TEST(AutoTreeBuilder, EveryArmsCalibrationLearnsFromTheCyclesOfTheOthers) {
+  std::vector<AutoArm> arms;
+  arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1")});
+  arms.push_back({"lever", std::make_unique<FrontierTreeBuilder>(FrontierBuilderOptions{}, "lever")});
+  AutoTreeBuilder autob(std::move(arms));
+  ASSERT_EQ(autob.current_arm(), 0) << "before any build, the first arm is the current one";
+  AcceptanceCalibration* lever = autob.arms()[1].builder->acceptance_calibration();
+  ASSERT_NE(lever, nullptr);
+  const double prior = lever->reliability();
+
+  // The chain's cycles: a one-node tree drafted from candidates {5, 7}; the target picked
+  // token 9, outside them, every time.
+  TokenTree tree;
+  tree.add(5, TokenTree::kRoot, 0.6f);
+  tree.candidates(TokenTree::kRoot) = {{5, 0.6f}, {7, 0.3f}};
+  CycleStats stats;
+  stats.tree_nodes = 1;
+  stats.rows_verified = 2;
+  stats.verify_seconds = 1e-3;
+  stats.visited = {{TokenTree::kRoot, 9}};
+  for (int i = 0; i < 20; ++i) autob.observe(tree, stats);
+
+  EXPECT_EQ(autob.selector().cycles(0), 20) << "the cycles were the chain's";
+  EXPECT_EQ(autob.selector().cycles(1), 0);
+  EXPECT_LT(lever->reliability(), prior - 0.5) << "LEVER's reliability learnt that the target leaves the candidates";
+}
+
+}  // namespace
+}  // namespace sf
