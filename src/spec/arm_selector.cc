@@ -36,19 +36,16 @@ double ArmSelector::relative_spread(int arm) const {
 double ArmSelector::rate_error(int arm) const {
   const Arm& a = arms_[static_cast<size_t>(arm)];
   if (a.cycles == 0 || a.seconds <= 0) return std::numeric_limits<double>::infinity();
-  double spread = relative_spread(arm);
-  constexpr double kFewCycles = 8;
-  if (a.weight < kFewCycles) {
-    const int top = best();
-    if (top >= 0 && top != arm) spread = std::max(spread, relative_spread(top));
-  }
   // rate's standard error is sqrt(var(e) / n) / mean(seconds) = rate * sqrt(spread / n);
   // the decayed count of cycles as n understates n, so errs towards "within noise".
-  return rate(arm) * std::sqrt(spread / a.weight);
+  return rate(arm) * std::sqrt(relative_spread(arm) / a.weight);
 }
 
-bool ArmSelector::within_noise_of(int arm, int top) const {
-  return rate(arm) + options_.plausible_z * rate_error(arm) >= rate(top);
+bool ArmSelector::far_behind(int arm, int top) const {
+  // A few cycles say little: one unlucky tree of 2 tokens against a typical 6 would bury
+  // an arm that is in fact the best.
+  if (arms_[static_cast<size_t>(arm)].weight < options_.far_min_cycles) return false;
+  return rate(arm) + options_.plausible_z * rate_error(arm) < rate(top);
 }
 
 int ArmSelector::best() const {
@@ -76,7 +73,7 @@ int ArmSelector::choose(const std::vector<double>& entry_seconds) {
     if (entry_seconds.empty()) return 0.0;
     return std::max(0.0, entry_seconds[static_cast<size_t>(a)] - entry_seconds[static_cast<size_t>(top)]);
   };
-  const double far_budget = options_.far_explore_share * total_seconds_ - regret_seconds_;
+  const double far_budget = std::min(budget, options_.far_explore_share * total_seconds_ - far_regret_seconds_);
   // An arm never run, when its entry fits (its cycle's cost is unknown yet).
   for (int a = 0; a < n_arms(); ++a)
     if (arms_[static_cast<size_t>(a)].cycles == 0 && entry(a) <= budget) return a;
@@ -87,7 +84,7 @@ int ArmSelector::choose(const std::vector<double>& entry_seconds) {
   for (int a = 0; a < n_arms(); ++a) {
     const Arm& arm = arms_[static_cast<size_t>(a)];
     if (a == top || arm.cycles == 0 || cycle_ - arm.last_cycle <= options_.stale_cycles) continue;
-    const double allowed = within_noise_of(a, top) ? budget : far_budget;
+    const double allowed = far_behind(a, top) ? far_budget : budget;
     if (expected_regret(a, top) + entry(a) > allowed) continue;
     if (chosen < 0 || arm.last_cycle < arms_[static_cast<size_t>(chosen)].last_cycle) chosen = a;
   }
@@ -110,7 +107,11 @@ void ArmSelector::observe(int arm, double tokens, double seconds, double own_sec
   if (a.weight >= 1 && options_.outlier_factor > 0)
     counted = own_seconds + std::min(seconds - own_seconds, options_.outlier_factor * a.seconds / a.weight);
   const int top = best();
-  if (top >= 0 && top != arm && rate(top) > 0) regret_seconds_ += std::max(0.0, seconds - tokens / rate(top));
+  if (top >= 0 && top != arm && rate(top) > 0) {
+    const double regret = std::max(0.0, seconds - tokens / rate(top));
+    regret_seconds_ += regret;
+    if (far_behind(arm, top)) far_regret_seconds_ += regret;
+  }
   total_seconds_ += seconds;
   a.tokens = options_.decay * a.tokens + tokens;
   a.seconds = options_.decay * a.seconds + counted;

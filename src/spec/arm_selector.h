@@ -43,13 +43,15 @@ struct ArmSelectorOptions {
   int stale_cycles = 48;        // an arm not run for this many cycles is re-measured (when affordable)
   double decay = 0.95;          // weight of an arm's older cycles at each new one of its own
   double outlier_factor = 2.0;  // a cycle counts as at most this many of the arm's typical ones (0: off)
-  // Re-measuring an arm far behind the best (its rate plus `plausible_z` standard errors
-  // still short of the best rate) may use only `far_explore_share` of the time: it looks
-  // for a change of regime, which is rare, while near-equal arms are where exploring finds
-  // the best. At a 100% budget every drafting arm is several times slower than plain
-  // decoding, and spending all of explore_share on re-measuring them cost auto ~3% against
-  // Flash-AR in long sessions (~1% with this; ArmSelector.AnArmFarBehindIsReMeasuredFromASmallerShare).
+  // Re-measuring an arm far behind the best (measured over at least `far_min_cycles`
+  // cycles, its rate plus `plausible_z` standard errors still short of the best rate) may
+  // use only `far_explore_share` of the time: it looks for a change of regime, which is
+  // rare, while near-equal arms are where exploring finds the best. At a 100% budget every
+  // drafting arm is several times slower than plain decoding, and spending all of
+  // explore_share on re-measuring them cost auto ~3% against Flash-AR in long sessions
+  // (ArmSelector.AnArmFarBehindIsReMeasuredFromASmallerShare).
   double plausible_z = 2.0;
+  double far_min_cycles = 4;
   double far_explore_share = 0.01;
 };
 
@@ -74,9 +76,8 @@ class ArmSelector {
   int best() const;
   double rate(int arm) const;              // tokens per second over the arm's recent cycles; 0 if never run
   double tokens_per_cycle(int arm) const;  // over its recent cycles; 0 if never run
-  // The standard error of rate(arm), from the spread of its recent cycles around that rate;
-  // while the arm has few cycles, at least what the best arm's relative spread would give
-  // (two equal cycles say little about a third). Infinite before any cycle.
+  // The standard error of rate(arm), from the spread of its recent cycles around that rate
+  // (infinite before any cycle).
   double rate_error(int arm) const;
   int64_t cycles(int arm) const { return arms_[static_cast<size_t>(arm)].cycles; }
   double regret_seconds() const { return regret_seconds_; }
@@ -96,14 +97,15 @@ class ArmSelector {
   double expected_regret(int arm, int top) const;
   // The variance of an arm's cycles around its rate, relative to its mean tokens squared.
   double relative_spread(int arm) const;
-  // Whether `arm`'s rate is within plausible_z standard errors of the best arm's.
-  bool within_noise_of(int arm, int top) const;
+  // Whether `arm` is far behind the best arm `top` (see far_explore_share).
+  bool far_behind(int arm, int top) const;
 
   ArmSelectorOptions options_;
   std::vector<Arm> arms_;
   int64_t cycle_ = 0;
   double total_seconds_ = 0;
   double regret_seconds_ = 0;
+  double far_regret_seconds_ = 0;  // the part of it spent on arms far behind
 };
 
 }  // namespace sf
