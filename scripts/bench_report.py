@@ -151,8 +151,8 @@ def main():
             "best method: the highest median. paired: auto / best within each interleaved repetition, "
             "their median, and in how many repetitions auto was within 5% of the best or faster.", "",
             "| setting | budget | best method | best tok/s | auto tok/s | auto / best | paired median | "
-            "paired >= 0.95 | auto = AR |",
-            "|---|---|---|--:|--:|--:|--:|--:|--:|"]
+            "paired >= 0.95 | auto = AR | auto's cycles per policy |",
+            "|---|---|---|--:|--:|--:|--:|--:|--:|---|"]
     worst = None
     for s in settings:
         for b, rows in rows_by_budget(s["data"]).items():
@@ -168,8 +168,11 @@ def main():
                                            rows[best_m].get("repetition_tokens_per_s", [])) if x]
             paired = "%.2f" % sorted(pairs)[len(pairs) // 2] if pairs else "-"
             within = "%d/%d" % (sum(p >= 0.95 for p in pairs), len(pairs)) if pairs else "-"
-            out.append("| %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s |"
-                       % (s["name"], b, best_m, best, auto, ratio, paired, within, eq))
+            # Which arms auto ran in its median repetition (bench JSON from 1077811 on).
+            policies = ", ".join("%s %d" % (p["policy"], p["cycles"])
+                                 for p in sorted(rows["auto"].get("auto_policies", []), key=lambda p: -p["cycles"]))
+            out.append("| %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %s |"
+                       % (s["name"], b, best_m, best, auto, ratio, paired, within, eq, policies or "-"))
     if worst is not None:
         out += ["", "Worst auto / best over these rows: **%.2f**." % worst]
     out.append("")
