@@ -76,6 +76,7 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   bool accepts_carried() const override { return true; }
   double threshold() const override { return uses_alpha() ? alpha_ : -1; }
   LatencyProfile* latency_profile() override { return &profile_; }
+  AcceptanceCalibration* acceptance_calibration() override { return &calibration_; }
 
   double alpha() const { return alpha_; }
   const ProvisionalSwitch& lending() const { return lending_; }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
 #include "spec/static_tree_builder.h"
 
@@ -19,10 +20,13 @@ TEST(AutoTreeBuilder, EveryArmsCalibrationLearnsFromTheCyclesOfTheOthers) {
   std::vector<AutoArm> arms;
   arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1")});
   arms.push_back({"lever", std::make_unique<FrontierTreeBuilder>(FrontierBuilderOptions{}, "lever")});
+  arms.push_back({"edgellm", std::make_unique<EdgeLlmTreeBuilder>(EdgeLlmConfig{}, 64, 12, "edgellm")});
   AutoTreeBuilder autob(std::move(arms));
   ASSERT_EQ(autob.current_arm(), 0) << "before any build, the first arm is the current one";
   AcceptanceCalibration* lever = autob.arms()[1].builder->acceptance_calibration();
+  AcceptanceCalibration* edgellm = autob.arms()[2].builder->acceptance_calibration();
   ASSERT_NE(lever, nullptr);
+  ASSERT_NE(edgellm, nullptr);
   const double prior = lever->reliability();
 
   // The chain's cycles: a one-node tree drafted from candidates {5, 7}; the target picked
@@ -40,6 +44,7 @@ TEST(AutoTreeBuilder, EveryArmsCalibrationLearnsFromTheCyclesOfTheOthers) {
   EXPECT_EQ(autob.selector().cycles(0), 20) << "the cycles were the chain's";
   EXPECT_EQ(autob.selector().cycles(1), 0);
   EXPECT_LT(lever->reliability(), prior - 0.5) << "LEVER's reliability learnt that the target leaves the candidates";
+  EXPECT_LT(edgellm->reliability(), prior - 0.5) << "and so did EdgeLLM's";
 }
 
 }  // namespace
