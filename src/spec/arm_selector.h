@@ -13,11 +13,12 @@
 // for the same tokens (seconds - tokens / best_rate). Trying an arm never run is allowed
 // while the summed regret stays under `explore_share` of all the time spent; re-measuring
 // one not run for `stale_cycles` cycles, when its typical cycle's regret fits in what is
-// left of that budget (of a smaller share for an arm far behind the best, beyond noise). So an arm that is very
-// expensive where it loses (a long chain with a resident target costs 10-25x plain decoding
-// per token) is tried once and then rarely, and an arm that is nearly as good is re-measured
-// often (its cycles cost little regret): the loss to exploration stays near explore_share of
-// the run, in every regime, without knowing the regime in advance.
+// left of that budget (of the smaller `far_explore_share` for an arm far behind the best,
+// beyond the noise of its rate). So an arm that is very expensive where it loses (a long
+// chain with a resident target costs 10-25x plain decoding per token) is tried once and then
+// rarely, and an arm that is nearly as good is re-measured often (its cycles cost little
+// regret): the loss to exploration stays near explore_share of the run, in every regime,
+// without knowing the regime in advance.
 //
 // Some arms pay a one-off cost to start that grows while they are not run: a draft model
 // catches up on every token plain decoding emitted since it last drafted (after 1,000 plain
