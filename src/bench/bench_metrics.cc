@@ -45,14 +45,7 @@ void add(SummaryRow& row, const PromptRun& pr) {
   row.spec.suffix_seconds += s.spec.suffix_seconds;
   row.spec.rollout_seconds += s.spec.rollout_seconds;
   row.spec.model_seconds += s.spec.model_seconds;
-  for (const CycleStats& c : s.cycles) {
-    auto use = std::find_if(row.policies.begin(), row.policies.end(),
-                            [&](const SummaryRow::PolicyUse& u) { return u.policy == c.policy; });
-    if (use == row.policies.end()) use = row.policies.insert(row.policies.end(), {c.policy});
-    ++use->cycles;
-    use->tokens += static_cast<uint64_t>(c.accepted) + 1;
-    use->seconds += c.draft_seconds + c.verify_seconds;
-  }
+  add_policy_uses(s.cycles, &row.policies);
   if (pr.equal_to_ar) {
     ++row.compared_to_ar;
     row.equal_to_ar += *pr.equal_to_ar ? 1 : 0;

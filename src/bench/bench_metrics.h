@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/bench_runner.h"
+#include "spec/cycle_stats.h"
 
 namespace sf::bench {
 
@@ -32,17 +33,9 @@ struct SummaryRow {
   uint64_t decode_weight_bytes = 0;
   uint64_t decode_stream_bytes = 0;
   uint64_t forward_passes = 0;
-  uint64_t peak_rss_bytes = 0;  // max over the prompts
-  SpecStats spec;               // summed
-  // Cycles per policy that built the tree (auto's arms; one entry for the other methods),
-  // in order of first use, with the tokens they emitted and their draft + verify seconds.
-  struct PolicyUse {
-    std::string policy;
-    uint64_t cycles = 0;
-    uint64_t tokens = 0;
-    double seconds = 0;
-  };
-  std::vector<PolicyUse> policies;
+  uint64_t peak_rss_bytes = 0;      // max over the prompts
+  SpecStats spec;                   // summed
+  std::vector<PolicyUse> policies;  // cycles per policy that built the tree, summed
   int equal_to_ar = 0, compared_to_ar = 0;
   std::optional<double> speedup;       // over flash-ar at the same budget (and category)
   double decode_io_stall_seconds = 0;  // decoding only: the target's waits for streamed weights

@@ -176,7 +176,7 @@ OJson row_json(const SummaryRow& r) {
                    {"model_seconds", r.spec.model_seconds}};
   if (r.method == "auto") {
     OJson policies = OJson::array();
-    for (const SummaryRow::PolicyUse& u : r.policies)
+    for (const PolicyUse& u : r.policies)
       policies.push_back({{"policy", u.policy}, {"cycles", u.cycles}, {"tokens", u.tokens}, {"seconds", u.seconds}});
     j["auto_policies"] = policies;
   }

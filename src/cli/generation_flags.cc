@@ -145,16 +145,10 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
     std::fprintf(stderr, "\n");
     if (session.options().spec.method == SpecConfig::Method::kAuto) {
       // Which policy auto ran, in order of first use.
-      std::vector<std::pair<std::string, int>> uses;
-      for (const CycleStats& cs : s.cycles) {
-        auto it = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == cs.policy; });
-        if (it == uses.end())
-          uses.push_back({cs.policy, 1});
-        else
-          ++it->second;
-      }
+      std::vector<PolicyUse> uses;
+      add_policy_uses(s.cycles, &uses);
       std::string line;
-      for (const auto& [name, n] : uses) line += (line.empty() ? "" : ", ") + name + " " + std::to_string(n);
+      for (const PolicyUse& u : uses) line += (line.empty() ? "" : ", ") + u.policy + " " + std::to_string(u.cycles);
       std::fprintf(stderr, "auto:             cycles per policy: %s\n", line.empty() ? "none" : line.c_str());
     }
     if (const CatsCycle* cats = session.cats())

@@ -54,4 +54,16 @@ struct CycleStats {
   std::vector<VisitedRow> visited;
 };
 
+// The cycles each policy built (auto's arms; a single entry for the other methods), with the
+// tokens they emitted and their draft + verify seconds, for --stats and the bench.
+struct PolicyUse {
+  std::string policy;
+  uint64_t cycles = 0;
+  uint64_t tokens = 0;
+  double seconds = 0;
+};
+
+// Adds `cycles` to `uses`, one entry per policy, in order of first use.
+void add_policy_uses(const std::vector<CycleStats>& cycles, std::vector<PolicyUse>* uses);
+
 }  // namespace sf
