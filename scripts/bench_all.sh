@@ -20,7 +20,7 @@ mkdir -p "$out" docs/plots
 sf=${SF:-build/specflash}
 settings=${SETTINGS:-"stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b"}
 methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,coordgen,pld,sam"
-methods+=",coordgen-hybrid,cats,kangaroo,mirror,auto"
+methods+=",coordgen-hybrid,cats,kangaroo,mirror,auto,auto-cold"
 stories=(-m models/stories260K.gguf --draft models/stories260K-draft.gguf --tree-widths 3,2,1
          --cats-draft-adapter models/stories260K-cats-draft-l1.gguf
          --cats-verifier-adapter models/stories260K-cats-verifier-l3.gguf
@@ -54,7 +54,7 @@ for s in $settings; do
         --ffn 1408 --type Q4_0 --seed 2 -o bench-out/draft-small-q4_0.gguf
       run "$s" -m "$model" --draft bench-out/draft-small-q4_0.gguf --dataset spec_bench:2 -n 8 --ignore-eos \
         --max-tree-nodes 32 --budgets 0%,25%,50%,100% \
-        --methods flash-ar,chain:4,tree,lever,edgellm,coordgen,cats-noadapter,kangaroo,mirror,auto ;;
+        --methods flash-ar,chain:4,tree,lever,edgellm,coordgen,cats-noadapter,kangaroo,mirror,auto,auto-cold ;;
     *) echo "unknown setting $s" >&2; exit 2 ;;
   esac
 done

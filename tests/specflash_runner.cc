@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -28,7 +29,12 @@ CommandResult run_specflash(const std::vector<std::string>& args, const std::str
 
 CommandResult run_specflash_io(const std::vector<std::string>& args, const std::string& scratch_directory,
                                const std::string& stdin_path, const std::string& stdout_target) {
-  std::string cmd = shell_quote(binary_path("specflash"));
+  // Each run gets an empty cache: auto keeps what it learnt there (spec/auto_profile.h), and
+  // a test's run must not start from what an earlier run of the suite left.
+  const std::string cache = scratch_directory + "/xdg-cache";
+  std::error_code ec;
+  std::filesystem::remove_all(cache, ec);
+  std::string cmd = "XDG_CACHE_HOME=" + shell_quote(cache) + " " + shell_quote(binary_path("specflash"));
   for (const auto& a : args) cmd += " " + shell_quote(a);
   const std::string out = scratch_directory + "/stdout.txt", err = scratch_directory + "/stderr.txt",
                     code = scratch_directory + "/exit_code.txt";

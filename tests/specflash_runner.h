@@ -12,7 +12,8 @@ struct CommandResult {
   std::string out, err;
 };
 
-// `specflash args...`; output files are written into scratch_directory.
+// `specflash args...`; output files are written into scratch_directory, and so is the
+// run's cache ($XDG_CACHE_HOME = scratch_directory/xdg-cache, emptied before each run).
 CommandResult run_specflash(const std::vector<std::string>& args, const std::string& scratch_directory);
 
 // The same with stdin read from stdin_path and, when stdout_target is not empty, stdout

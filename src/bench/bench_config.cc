@@ -93,6 +93,8 @@ const char* kind_name(BenchMethod::Kind k) {
       return "mirror";
     case K::kAuto:
       return "auto";
+    case K::kAutoCold:
+      return "auto-cold";
   }
   return "?";
 }
@@ -215,9 +217,11 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       }
       break;
     case K::kAuto:
+    case K::kAutoCold:
       spec.method = SpecConfig::Method::kAuto;
       spec.prune = c.prune;
       if (m.param > 0) spec.auto_explore_share = m.param / 100.0;
+      spec.auto_profile_dir = m.kind == K::kAuto ? c.auto_profile_dir : std::string();
       break;
     default:
       spec.method = SpecConfig::Method::kNone;
@@ -256,7 +260,8 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
                            K::kCatsNoAdapter,
                            K::kKangaroo,
                            K::kMirror,
-                           K::kAuto};
+                           K::kAuto,
+                           K::kAutoCold};
   static const K kRetrieval[] = {K::kCoordGen, K::kCoordGenNoCalib, K::kCoordGenNoReuse, K::kCoordGenHybrid, K::kPld,
                                  K::kSam};
   std::vector<BenchMethod> methods;
@@ -280,7 +285,8 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
           "bld[:percent], "
           "cats[:gamma], "
           "cats-noadapter[:gamma], kangaroo[:gamma], coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, "
-          "coordgen-hybrid, pld[:nodes], sam[:nodes], mirror[:kappa][@layer|@percent%], auto[:explore_percent])");
+          "coordgen-hybrid, pld[:nodes], sam[:nodes], mirror[:kappa][@layer|@percent%], auto[:explore_percent], "
+          "auto-cold[:explore_percent])");
     BenchMethod m{*found, 0};
     if (m.kind == K::kMirror) {
       SF_ASSIGN_OR_RETURN(m, parse_mirror_params(item, param));
@@ -290,8 +296,9 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
       const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);
       if (ec != std::errc() || ptr != param.data() + param.size() || m.param < 1 ||
           (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kBld && m.kind != K::kCats &&
-           m.kind != K::kCatsNoAdapter && m.kind != K::kKangaroo && m.kind != K::kAuto && !retrieval_kind(m.kind)) ||
-          ((m.kind == K::kBld || m.kind == K::kAuto) && m.param > 99))
+           m.kind != K::kCatsNoAdapter && m.kind != K::kKangaroo && m.kind != K::kAuto && m.kind != K::kAutoCold &&
+           !retrieval_kind(m.kind)) ||
+          ((m.kind == K::kBld || m.kind == K::kAuto || m.kind == K::kAutoCold) && m.param > 99))
         return Status::Error("method '" + std::string(item) +
                              "': only chain:GAMMA, opt-tree:NODES, bld:PERCENT (1..99), "
                              "cats/cats-noadapter/kangaroo:GAMMA, auto:EXPLORE_PERCENT (1..99) and the retrieval "
@@ -344,8 +351,8 @@ Status validate(const BenchConfig& c) {
       SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
       continue;
     }
-    const bool no_draft_needed =
-        (retrieval_kind(m.kind) && m.kind != BenchMethod::Kind::kCoordGenHybrid) || m.kind == BenchMethod::Kind::kAuto;
+    const bool no_draft_needed = (retrieval_kind(m.kind) && m.kind != BenchMethod::Kind::kCoordGenHybrid) ||
+                                 m.kind == BenchMethod::Kind::kAuto || m.kind == BenchMethod::Kind::kAutoCold;
     if (c.draft_model_path.empty() && !no_draft_needed)
       return Status::Error(method_name(m) + " needs a draft model (--draft FILE.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));

@@ -54,6 +54,9 @@ struct BenchMethod {
     // --spec auto: picks plain decoding, LEVER or a chain (retrieval trees without --draft)
     // online by measured speed (auto_tree_builder.h).
     kAuto,
+    // auto starting afresh in every session (no profile kept between them), as a first run
+    // on a new machine or model does.
+    kAutoCold,
   };
   Kind kind = Kind::kAr;
   int param = 0;  // chain: gamma; opt-tree: node budget; bld: threshold in %; mirror: kappa; 0 = the default
@@ -114,6 +117,9 @@ struct BenchConfig {
   MirrorConfig mirror;    // mirror (the method's kappa and exit override these)
   int draft_threads = 0;  // mirror: the draft's thread group (0: a quarter of the cores)
   std::string profile_path;
+  // auto: where its sessions keep what they learnt (SpecConfig::auto_profile_dir); the bench
+  // command gives each bench run a fresh directory unless told otherwise. auto-cold ignores it.
+  std::string auto_profile_dir;
   bool per_category = false;
   CatsConfig cats;  // cats, cats-noadapter (no adapters), kangaroo (no verifier adapter)
 };

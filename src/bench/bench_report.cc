@@ -174,7 +174,7 @@ OJson row_json(const SummaryRow& r) {
                    {"suffix_seconds", r.spec.suffix_seconds},
                    {"rollout_seconds", r.spec.rollout_seconds},
                    {"model_seconds", r.spec.model_seconds}};
-  if (r.method == "auto") {
+  if (r.method.rfind("auto", 0) == 0) {  // auto, auto:P, auto-cold
     OJson policies = OJson::array();
     for (const PolicyUse& u : r.policies)
       policies.push_back({{"policy", u.policy}, {"cycles", u.cycles}, {"tokens", u.tokens}, {"seconds", u.seconds}});
@@ -258,6 +258,7 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
   out += "- prompts: " + context.prompt_source + " (" + std::to_string(result.prompts.size()) + ")\n";
   out += "- storage: " + storage_line(context, result) + "\n";
   if (!context.preset.empty()) out += "- preset: " + context.preset + "\n";
+  if (!context.auto_profile.empty()) out += "- auto's profile: " + context.auto_profile + "\n";
   out += "- date: " + context.date + "\n\n";
   out += table(rows, false);
   out += time_split_table(rows);
@@ -308,6 +309,7 @@ OJson json_report(const ReportContext& context, const BenchConfig& config, const
   meta["io_bandwidth_bytes_per_s"] = context.io_bandwidth;
   meta["io_bandwidth_emulated"] = context.io_bandwidth > 0;
   meta["preset"] = context.preset.empty() ? OJson(nullptr) : OJson(context.preset);
+  meta["auto_profile"] = context.auto_profile.empty() ? OJson(nullptr) : OJson(context.auto_profile);
   meta["prompt_source"] = context.prompt_source;
   meta["notes"] = result.notes;
 

@@ -21,6 +21,7 @@ struct ReportContext {
   double io_bandwidth = 0;       // EMULATED storage rate in bytes/s; 0 = the real device
   std::string prompt_source;     // "spec_bench:16" or the prompt file
   std::string preset;            // --preset's arithmetic (phone_regime.h), or ""
+  std::string auto_profile;      // where auto's sessions kept what they learnt, or "" (no auto)
   MachineInfo machine;
   std::string commit;
   std::string date;

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "bench/bench_config.h"
@@ -24,6 +25,38 @@ namespace sf::cli {
 namespace {
 
 using bench::BenchConfig;
+
+// The directory auto's sessions keep their profile in for one bench run, removed at the
+// end: a bench measures this machine now, so it neither reads a profile left by earlier
+// runs (of any command) nor leaves one behind.
+class ScratchDirectory {
+ public:
+  ScratchDirectory() = default;
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  ~ScratchDirectory() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  Status create() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "specflash-bench-auto-XXXXXX").string();
+    if (!mkdtemp(pattern.data()))
+      return Status::Errorf("cannot create a directory for auto's profile in %s: %s",
+                            std::filesystem::temp_directory_path().c_str(), std::strerror(errno));
+    path_ = pattern;
+    return Status::Ok();
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+bool any_auto_keeps_profile(const BenchConfig& c) {
+  for (const bench::BenchMethod& m : c.methods)
+    if (m.kind == bench::BenchMethod::Kind::kAuto) return true;
+  return false;
+}
 
 struct BenchFlags {
   std::string methods, budgets, json_path, preset;
@@ -78,6 +111,7 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   c.prune.theta = session_flags.lever_theta;
   c.prune.predictor_path = session_flags.lever_predictor;
   c.profile_path = session_flags.latency_profile;
+  c.auto_profile_dir = session_flags.auto_profile_dir;
   c.cats.ldm = session_flags.cats_ldm;
   c.cats.lsv = session_flags.cats_lsv;
   c.cats.extra_branches = session_flags.cats_branches;
@@ -183,6 +217,24 @@ int bench_command(int argc, char** argv) {
 
   if (Status s = finish_config(session_flags, flags, config); !s.ok()) return usage_error(s);
   session_flags.print_notes();
+  ScratchDirectory auto_scratch;
+  std::string auto_profile_note;
+  if (any_auto_keeps_profile(config)) {
+    if (config.auto_profile_dir == "none") {
+      config.auto_profile_dir.clear();
+      auto_profile_note = "none kept (--auto-profile-dir none): every session of auto starts afresh";
+    } else if (config.auto_profile_dir.empty()) {
+      if (Status s = auto_scratch.create(); !s.ok()) return fail(s);
+      config.auto_profile_dir = auto_scratch.path();
+      auto_profile_note =
+          "kept per row for this bench run only (a fresh directory, removed at the end): auto's repetition 1 "
+          "of a row starts afresh, later repetitions from what the earlier ones (warm-ups included) learnt; "
+          "auto-cold starts afresh in every repetition";
+    } else {
+      auto_profile_note = "kept in " + config.auto_profile_dir +
+                          " (--auto-profile-dir): auto starts from whatever earlier runs left there";
+    }
+  }
   // The shared options without budget and drafting, which each run sets for itself.
   SessionFlags base_flags = session_flags;
   base_flags.spec = "none";  // not the default (auto): each run sets its method, and with it its checks
@@ -228,6 +280,7 @@ int bench_command(int argc, char** argv) {
     if (run.options.spec.enabled()) context.draft_model_path = config.draft_model_path;
   context.io_bandwidth = base->io_bandwidth;
   context.preset = preset_note;
+  context.auto_profile = auto_profile_note;
   context.prompt_source = prompt_source(config);
   context.machine = bench::read_machine_info();
   // The commit the binary was built from; the source tree's, when it differs, too (a

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/default_model.h"
+#include "spec/auto_profile.h"
 
 namespace sf::cli {
 
@@ -85,6 +86,10 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
       ->check(CLI::Range(0, 1024));
   app.add_option("--latency-profile", latency_profile,
                  "lever: verification latency profile from `specflash profile` (default: measured at start-up)");
+  app.add_option("--auto-profile-dir", auto_profile_dir,
+                 "auto: keep what it measured here, one small file per model, budget and storage, so the next run "
+                 "starts from it (default: $XDG_CACHE_HOME/specflash/auto or ~/.cache/specflash/auto; none: start "
+                 "afresh every run)");
 
   // llama.cpp spellings of the same settings (-md is rewritten to --model-draft before
   // parsing, see llama_compat.h), kept apart so the table above stays specflash's own.
@@ -208,6 +213,10 @@ Result<SpecConfig> SessionFlags::spec_config() const {
   c.prune.theta = lever_theta;
   c.prune.predictor_path = lever_predictor;
   c.profile_path = latency_profile;
+  if (c.method == M::kAuto)
+    c.auto_profile_dir = auto_profile_dir.empty()     ? default_auto_profile_directory()
+                         : auto_profile_dir == "none" ? std::string()
+                                                      : auto_profile_dir;
   c.edgellm.alpha = edgellm_alpha;
   c.edgellm.provisional = !edgellm_no_provisional;
   c.mirror.exit_layer = mirror_exit_layer;

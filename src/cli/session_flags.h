@@ -40,6 +40,8 @@ struct SessionFlags {
   int mirror_kappa = 8;
   int draft_threads = 0;
   std::string latency_profile;
+  // auto: where what it learnt is kept (empty: not given, the default directory; "none": nowhere).
+  std::string auto_profile_dir;
   // CATS / Kangaroo self-speculation (no draft model).
   int cats_ldm = -1;
   int cats_lsv = -1;

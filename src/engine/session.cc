@@ -240,6 +240,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
                                                     mirror_exit_layer(spec.mirror, hp.n_layer), spec.mirror.kappa,
                                                     spec.draft_len);
   if (s.slots_[0].builder) SF_RETURN_IF_ERROR(s.seed_latency_profile());
+  if (spec.method == SpecConfig::Method::kAuto && !spec.auto_profile_dir.empty()) s.start_auto_profile();
   s.load_seconds_ = load_timer.elapsed();
   return session;
 }
@@ -369,6 +370,7 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
     const TreePruner* pruner = call_spec.prunes() ? pruner_.get() : nullptr;
     SF_RETURN_IF_ERROR(
         decode_speculative(slot, builder, pruner, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
+    if (!call_builder && !auto_profile_path_.empty()) save_auto_profile(builder);
   } else {
     SF_RETURN_IF_ERROR(decode_plain(target, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
   }

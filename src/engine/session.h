@@ -138,6 +138,10 @@ class Session {
   // builders' profile is seeded at creation: loaded from spec.profile_path when that file's
   // key matches, else measured then.
   LatencyProfile::Key profile_key() const;
+  // auto (session_auto_profile.cc): the file where this session keeps what auto learnt
+  // (spec.auto_profile_dir and a key naming the model pair, budget, storage, threads, host
+  // and arms); empty when nothing is kept.
+  const std::string& auto_profile_path() const { return auto_profile_path_; }
   // Slot 0's target runner (forward passes, KV cache), for tools that measure passes.
   ModelRunner& target() { return *slots_[0].target; }
   // The tokens whose K/V a slot's cache still holds (its prefix cache).
@@ -198,6 +202,13 @@ class Session {
                       const SamplingParams& sampling, bool ignore_eos,
                       const std::function<bool(int32_t, const std::string&)>& on_token, GenerationStats* stats);
   Status seed_latency_profile();
+  // auto: starts every slot's auto builder from the profile file, when there is one with
+  // this session's key (an unreadable file or a different key: a warning, and a fresh start).
+  void start_auto_profile();
+  // auto: saves what the slot's builder learnt (after each generation; a failure to write
+  // warns once and the generation goes on).
+  void save_auto_profile(TreeBuilder& builder);
+  std::string auto_profile_key() const;
   // Retrieval drafting (session_retrieval.cc): gives every slot a retrieval drafter (merged
   // with its draft model, if any) and adds their memory to *drafter_bytes.
   Status add_retrieval_drafters(int n_ctx, uint64_t* drafter_bytes);
@@ -236,6 +247,9 @@ class Session {
   // coordgen's persistent store, shared by the slots.
   std::shared_ptr<HistoryStore> history_;
   double load_seconds_ = 0;
+  std::string auto_profile_path_, auto_profile_key_;
+  int64_t auto_profile_generations_ = 0;
+  bool auto_profile_warned_ = false;
 };
 
 }  // namespace sf

@@ -8,23 +8,44 @@
 
 namespace sf {
 
+void ArmEvidence::add(double decay, double cycle_tokens, double cycle_seconds) {
+  tokens = decay * tokens + cycle_tokens;
+  seconds = decay * seconds + cycle_seconds;
+  weight = decay * weight + 1;
+  tokens_sq = decay * tokens_sq + cycle_tokens * cycle_tokens;
+  seconds_sq = decay * seconds_sq + cycle_seconds * cycle_seconds;
+  tokens_seconds = decay * tokens_seconds + cycle_tokens * cycle_seconds;
+}
+
+ArmEvidence ArmEvidence::scaled(double factor) const {
+  ArmEvidence e = *this;
+  for (double* sum : {&e.tokens, &e.seconds, &e.weight, &e.tokens_sq, &e.seconds_sq, &e.tokens_seconds}) *sum *= factor;
+  return e;
+}
+
+bool ArmEvidence::valid() const {
+  for (double sum : {tokens, seconds, weight, tokens_sq, seconds_sq, tokens_seconds})
+    if (!std::isfinite(sum) || sum < 0) return false;
+  return weight > 0 && seconds > 0;
+}
+
 ArmSelector::ArmSelector(int n_arms, ArmSelectorOptions options) : options_(options) {
   SF_CHECK(n_arms >= 1);
   arms_.resize(static_cast<size_t>(n_arms));
 }
 
 double ArmSelector::rate(int arm) const {
-  const Arm& a = arms_[static_cast<size_t>(arm)];
+  const ArmEvidence& a = arms_[static_cast<size_t>(arm)].recent;
   return a.seconds > 0 ? a.tokens / a.seconds : 0;
 }
 
 double ArmSelector::tokens_per_cycle(int arm) const {
-  const Arm& a = arms_[static_cast<size_t>(arm)];
+  const ArmEvidence& a = arms_[static_cast<size_t>(arm)].recent;
   return a.weight > 0 ? a.tokens / a.weight : 0;
 }
 
 double ArmSelector::relative_spread(int arm) const {
-  const Arm& a = arms_[static_cast<size_t>(arm)];
+  const ArmEvidence& a = arms_[static_cast<size_t>(arm)].recent;
   if (a.weight <= 0 || a.tokens <= 0) return 0;
   // A ratio estimator's residuals e = tokens - rate * seconds have mean zero.
   const double r = rate(arm);
@@ -34,8 +55,8 @@ double ArmSelector::relative_spread(int arm) const {
 }
 
 double ArmSelector::rate_error(int arm) const {
-  const Arm& a = arms_[static_cast<size_t>(arm)];
-  if (a.cycles == 0 || a.seconds <= 0) return std::numeric_limits<double>::infinity();
+  const ArmEvidence& a = arms_[static_cast<size_t>(arm)].recent;
+  if (a.empty() || a.seconds <= 0) return std::numeric_limits<double>::infinity();
   // rate's standard error is sqrt(var(e) / n) / mean(seconds) = rate * sqrt(spread / n);
   // the decayed count of cycles as n understates n, so errs towards "within noise".
   return rate(arm) * std::sqrt(relative_spread(arm) / a.weight);
@@ -44,19 +65,19 @@ double ArmSelector::rate_error(int arm) const {
 bool ArmSelector::far_behind(int arm, int top) const {
   // A few cycles say little: one unlucky tree of 2 tokens against a typical 6 would bury
   // an arm that is in fact the best.
-  if (arms_[static_cast<size_t>(arm)].weight < options_.far_min_cycles) return false;
+  if (arms_[static_cast<size_t>(arm)].recent.weight < options_.far_min_cycles) return false;
   return rate(arm) + options_.plausible_z * rate_error(arm) < rate(top);
 }
 
 int ArmSelector::best() const {
   int best = -1;
   for (int a = 0; a < n_arms(); ++a)
-    if (arms_[static_cast<size_t>(a)].cycles > 0 && (best < 0 || rate(a) > rate(best))) best = a;
+    if (!arms_[static_cast<size_t>(a)].recent.empty() && (best < 0 || rate(a) > rate(best))) best = a;
   return best;
 }
 
 double ArmSelector::expected_regret(int arm, int top) const {
-  const Arm& a = arms_[static_cast<size_t>(arm)];
+  const ArmEvidence& a = arms_[static_cast<size_t>(arm)].recent;
   if (a.weight <= 0 || rate(top) <= 0) return 0;
   return std::max(0.0, (a.seconds - a.tokens / rate(top)) / a.weight);
 }
@@ -74,16 +95,16 @@ int ArmSelector::choose(const std::vector<double>& entry_seconds) {
     return std::max(0.0, entry_seconds[static_cast<size_t>(a)] - entry_seconds[static_cast<size_t>(top)]);
   };
   const double far_budget = std::min(budget, options_.far_explore_share * total_seconds_ - far_regret_seconds_);
-  // An arm never run, when its entry fits (its cycle's cost is unknown yet).
+  // An arm never measured, when its entry fits (its cycle's cost is unknown yet).
   for (int a = 0; a < n_arms(); ++a)
-    if (arms_[static_cast<size_t>(a)].cycles == 0 && entry(a) <= budget) return a;
+    if (arms_[static_cast<size_t>(a)].recent.empty() && entry(a) <= budget) return a;
   // The stalest arm among the stale ones whose typical cycle fits in what is left of the
   // budget: a near-equal arm fits nearly always, a very slow one only now and then (and
   // only in the far share, when it is beyond noise of the best).
   int chosen = -1;
   for (int a = 0; a < n_arms(); ++a) {
     const Arm& arm = arms_[static_cast<size_t>(a)];
-    if (a == top || arm.cycles == 0 || cycle_ - arm.last_cycle <= options_.stale_cycles) continue;
+    if (a == top || arm.recent.empty() || cycle_ - arm.last_cycle <= options_.stale_cycles) continue;
     const double allowed = far_behind(a, top) ? far_budget : budget;
     if (expected_regret(a, top) + entry(a) > allowed) continue;
     if (chosen < 0 || arm.last_cycle < arms_[static_cast<size_t>(chosen)].last_cycle) chosen = a;
@@ -96,6 +117,7 @@ void ArmSelector::observe(int arm, double tokens, double seconds, double own_sec
   seconds = std::max(seconds, 1e-9);
   own_seconds = std::clamp(own_seconds, 0.0, seconds);
   Arm& a = arms_[static_cast<size_t>(arm)];
+  const ArmEvidence& recent = a.recent;
   // A cycle far slower than the arm's typical one is mostly noise that hits every arm alike
   // (an I/O hiccup, a descheduled thread): count it as `outlier_factor` typical cycles, so
   // one such cycle cannot make the best arm look worse than the next one. A real change of
@@ -104,8 +126,8 @@ void ArmSelector::observe(int arm, double tokens, double seconds, double own_sec
   // really took (a draft arm's first cycle after a run of plain decoding pays for the draft
   // model catching up on every token since, and capping that hid most of exploring's cost).
   double counted = seconds;
-  if (a.weight >= 1 && options_.outlier_factor > 0)
-    counted = own_seconds + std::min(seconds - own_seconds, options_.outlier_factor * a.seconds / a.weight);
+  if (recent.weight >= 1 && options_.outlier_factor > 0)
+    counted = own_seconds + std::min(seconds - own_seconds, options_.outlier_factor * recent.seconds / recent.weight);
   const int top = best();
   if (top >= 0 && top != arm && rate(top) > 0) {
     const double regret = std::max(0.0, seconds - tokens / rate(top));
@@ -113,14 +135,19 @@ void ArmSelector::observe(int arm, double tokens, double seconds, double own_sec
     if (far_behind(arm, top)) far_regret_seconds_ += regret;
   }
   total_seconds_ += seconds;
-  a.tokens = options_.decay * a.tokens + tokens;
-  a.seconds = options_.decay * a.seconds + counted;
-  a.weight = options_.decay * a.weight + 1;
-  a.tokens_sq = options_.decay * a.tokens_sq + tokens * tokens;
-  a.seconds_sq = options_.decay * a.seconds_sq + counted * counted;
-  a.tokens_seconds = options_.decay * a.tokens_seconds + tokens * counted;
+  a.recent.add(options_.decay, tokens, counted);
+  a.lasting.add(options_.lasting_decay, tokens, counted);
   ++a.cycles;
   a.last_cycle = cycle_++;
+}
+
+void ArmSelector::start_from(int arm, const ArmEvidence& lasting) {
+  SF_CHECK(arm >= 0 && arm < n_arms());
+  if (!lasting.valid()) return;
+  Arm& a = arms_[static_cast<size_t>(arm)];
+  a.lasting = lasting;
+  const double steady_weight = 1 / (1 - options_.decay);
+  a.recent = lasting.scaled(std::min(1.0, steady_weight / lasting.weight));
 }
 
 }  // namespace sf

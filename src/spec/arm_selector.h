@@ -29,6 +29,14 @@
 // anyway, when it happens, by observe()). When the best arm drafts too, a catch-up (a new
 // prompt) is paid whichever drafting arm runs, and exploring is not charged for it.
 //
+// What a session learnt can start the next one (auto_profile.h): besides the recent
+// evidence that drives the choice (decay 0.95 per cycle, so ~20 cycles), each arm keeps
+// lasting evidence (decay 0.995, ~200 cycles) that is saved at the end of a generation and
+// given back to a later session's selector with start_from(). Why both: the recent sums
+// follow a change of regime within a few cycles, while telling two near arms apart (6.4
+// against 5.5 tokens per cycle, when one cycle emits 1 to 12) takes more cycles than one
+// session's regret budget buys (docs/auto.md).
+//
 // Deterministic (no random numbers): the choice depends only on the observations, so it
 // never touches the sampler's random stream. Not thread-safe.
 #pragma once
@@ -38,6 +46,23 @@
 #include <vector>
 
 namespace sf {
+
+// Decayed sums over an arm's cycles: each new cycle adds its tokens and (counted) seconds
+// after multiplying the old sums by the decay.
+struct ArmEvidence {
+  double tokens = 0;
+  double seconds = 0;
+  double weight = 0;  // the decayed count of cycles (the sums / weight = a typical cycle)
+  // Second moments, for the spread of the cycles around the arm's rate.
+  double tokens_sq = 0, seconds_sq = 0, tokens_seconds = 0;
+
+  void add(double decay, double cycle_tokens, double cycle_seconds);
+  // The same evidence counted as `factor` times as many cycles (the rate is unchanged).
+  ArmEvidence scaled(double factor) const;
+  bool empty() const { return weight <= 0; }
+  // Finite sums, positive weight and seconds, nothing negative (e.g. read from a file).
+  bool valid() const;
+};
 
 struct ArmSelectorOptions {
   double explore_share = 0.03;  // the most of the time that exploration may lose
@@ -54,6 +79,7 @@ struct ArmSelectorOptions {
   double plausible_z = 2.0;
   double far_min_cycles = 4;
   double far_explore_share = 0.01;
+  double lasting_decay = 0.995;  // the lasting evidence's decay (what a later session starts from)
 };
 
 class ArmSelector {
@@ -80,17 +106,22 @@ class ArmSelector {
   // The standard error of rate(arm), from the spread of its recent cycles around that rate
   // (infinite before any cycle).
   double rate_error(int arm) const;
+  // Cycles the arm ran since this selector was created (a session's own, not start_from's).
   int64_t cycles(int arm) const { return arms_[static_cast<size_t>(arm)].cycles; }
+  // The arm's lasting evidence, for a later session's start_from().
+  const ArmEvidence& lasting_evidence(int arm) const { return arms_[static_cast<size_t>(arm)].lasting; }
+  // Starts an arm from an earlier session's lasting evidence (before this session's cycles):
+  // the arm counts as measured (it is not tried as new), and its recent evidence is the
+  // lasting one counted as at most a steady state's 1 / (1 - decay) cycles, so this
+  // session's own cycles take over as fast as they would from any earlier ones.
+  void start_from(int arm, const ArmEvidence& lasting);
   double regret_seconds() const { return regret_seconds_; }
   double total_seconds() const { return total_seconds_; }
 
  private:
   struct Arm {
-    double tokens = 0;   // decayed sums over the arm's own cycles
-    double seconds = 0;  //
-    double weight = 0;   // the decayed count of cycles (the sums / weight = a typical cycle)
-    // Decayed second moments, for the spread of the cycles around the arm's rate.
-    double tokens_sq = 0, seconds_sq = 0, tokens_seconds = 0;
+    ArmEvidence recent;   // decay options_.decay: the rate the choice uses
+    ArmEvidence lasting;  // decay options_.lasting_decay: what a later session starts from
     int64_t cycles = 0;
     int64_t last_cycle = -1;  // the selector's cycle count when the arm last ran
   };

@@ -134,4 +134,19 @@ std::vector<int64_t> AutoTreeBuilder::arm_cycles() const {
   return cycles;
 }
 
+AutoProfile AutoTreeBuilder::profile() const {
+  AutoProfile p;
+  p.catch_up_seconds_per_token = catch_up_per_token_;
+  for (int a = 0; a < selector_.n_arms(); ++a)
+    if (!selector_.lasting_evidence(a).empty())
+      p.arms.emplace_back(arms_[static_cast<size_t>(a)].name, selector_.lasting_evidence(a));
+  return p;
+}
+
+void AutoTreeBuilder::start_from(const AutoProfile& profile) {
+  catch_up_per_token_ = profile.catch_up_seconds_per_token;
+  for (int a = 0; a < selector_.n_arms(); ++a)
+    if (const ArmEvidence* e = profile.find(arms_[static_cast<size_t>(a)].name)) selector_.start_from(a, *e);
+}
+
 }  // namespace sf

@@ -26,6 +26,8 @@
 // and acceptance calibration (how often the target picks a draft token of a given
 // probability does not depend on which arm put it in the tree; an arm that runs rarely
 // would otherwise shape its trees from a handful of its own cycles).
+// What auto measured can start a later session (auto_profile.h): profile() is what to keep,
+// start_from() gives it back; the session reads and writes the file.
 // Not thread-safe.
 #pragma once
 
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "spec/arm_selector.h"
+#include "spec/auto_profile.h"
 #include "spec/tree_builder.h"
 
 namespace sf {
@@ -69,6 +72,14 @@ class AutoTreeBuilder : public TreeBuilder {
   std::vector<int64_t> arm_cycles() const;
   // Seconds per token of the draft's catch-up, from its recent long ones (0: none yet).
   double catch_up_seconds_per_token() const { return catch_up_per_token_; }
+
+  // Every measured arm's lasting evidence and the catch-up's cost (the key and the count
+  // of generations are the caller's).
+  AutoProfile profile() const;
+  // Starts from an earlier session's profile, before this session's first cycle: its arms
+  // (by name) count as measured, so none is tried again just for being new. Arms the
+  // profile does not name are tried as usual.
+  void start_from(const AutoProfile& profile);
 
  private:
   // The extra seconds each arm would take if run now: a drafting arm's catch-up on the

@@ -118,6 +118,10 @@ struct SpecConfig {
   // auto: the most of the run's time that trying arms other than the best may lose
   // (ArmSelectorOptions::explore_share; the bench's auto:PERCENT).
   double auto_explore_share = 0.03;
+  // auto: the directory where what auto measured is kept between runs, one file per
+  // setting (auto_profile.h); empty: every session starts afresh. The CLI's default is
+  // default_auto_profile_directory().
+  std::string auto_profile_dir;
   PruneConfig prune;          // lever
   EdgeLlmConfig edgellm;      // edgellm
   MirrorConfig mirror;        // mirror (its window is a chain of draft_len tokens)

@@ -275,5 +275,18 @@ TEST(BenchAuto, ExplorePercentParsesAndReachesTheSpec) {
   expect_error(parse_methods("auto:0").status(), "take a positive number");
 }
 
+TEST(BenchAuto, AutoKeepsItsProfileWhereTheBenchSaysAndAutoColdNowhere) {
+  auto methods = parse_methods("auto,auto-cold,auto-cold:2");
+  ASSERT_TRUE(methods.ok()) << methods.status().message();
+  ASSERT_EQ(methods->size(), 3u);
+  EXPECT_EQ(method_name((*methods)[1]), "auto-cold");
+  BenchConfig c = valid_config();
+  c.auto_profile_dir = "/tmp/profiles";
+  EXPECT_EQ(spec_for(c, (*methods)[0]).auto_profile_dir, "/tmp/profiles");
+  EXPECT_EQ(spec_for(c, (*methods)[1]).method, SpecConfig::Method::kAuto);
+  EXPECT_EQ(spec_for(c, (*methods)[1]).auto_profile_dir, "") << "auto-cold starts afresh every session";
+  EXPECT_DOUBLE_EQ(spec_for(c, (*methods)[2]).auto_explore_share, 0.02);
+}
+
 }  // namespace
 }  // namespace sf::bench

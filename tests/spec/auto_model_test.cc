@@ -5,9 +5,14 @@
 //  - where a target pass is expensive (0%, EMULATED 25 MB/s: a pass costs tens of draft
 //    steps) auto spends most cycles on a drafting policy, and its drafts are accepted;
 //  - every arm it has is tried, and the cycles name the policy that built their tree;
-//  - sampling stays lossless: the first two tokens follow the target's distributions.
+//  - sampling stays lossless: the first two tokens follow the target's distributions;
+//  - with a profile directory, a second session starts on the arm the first one found best
+//    (a first session starts with plain decoding), and an unreadable profile means a fresh
+//    start that rewrites it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -15,6 +20,8 @@
 
 #include "chi_square.h"
 #include "engine/session.h"
+#include "gguf/per_test_scratch.h"
+#include "spec/auto_profile.h"
 #include "spec/draft_model_drafter.h"
 #include "spec_test_util.h"
 #include "test_paths.h"
@@ -26,7 +33,7 @@ using test::generate;
 using test::target_distribution;
 
 std::unique_ptr<Session> make_session(SpecConfig::Method method, bool with_draft, const char* budget,
-                                      double io_bandwidth) {
+                                      double io_bandwidth, const std::string& auto_profile_dir = "") {
   SessionOptions o;
   o.model_path = test::shared_path("models/stories260K.gguf");
   o.n_threads = 2;
@@ -34,6 +41,7 @@ std::unique_ptr<Session> make_session(SpecConfig::Method method, bool with_draft
   o.mem_budget = *MemoryBudget::parse(budget);
   o.io_bandwidth = io_bandwidth;
   o.spec.method = method;
+  o.spec.auto_profile_dir = auto_profile_dir;
   if (with_draft && method != SpecConfig::Method::kNone)
     o.spec.draft_model_path = test::source_path("models/stories260K-draft.gguf");
   auto s = Session::create(o);
@@ -159,6 +167,70 @@ TEST(AutoSampled, FirstAndSecondTokenDistributionsMatchTarget) {
   EXPECT_GT(p_second, 1e-3) << "second-token distribution differs from the target's";
   EXPECT_GT(accepted, 0u) << "drafts must be accepted";
   EXPECT_LT(accepted, proposed) << "and sometimes rejected, or the residual path is untested";
+}
+
+TEST(AutoProfileModel, ASecondSessionStartsWhereTheFirstLeftOff) {
+  SF_SKIP_WITHOUT_SHARED();
+  const std::string dir = test::per_test_scratch_dir() + "/auto";
+  auto plain = make_session(SpecConfig::Method::kNone, false, "100%", 0);
+  ASSERT_TRUE(plain);
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  // EMULATED 25 MB/s at 0%: a pass costs tens of draft steps, so a drafting arm is best.
+  const auto run = [&](Session& s, const std::string& text, GenerationStats* st) {
+    const auto prompt = *plain->tokenize(text);
+    const auto got = generate(s, prompt, 48, greedy, st);
+    EXPECT_EQ(got, generate(*plain, prompt, 48, greedy, nullptr)) << "lossless: " << text;
+  };
+  std::string path;
+  {
+    auto first = make_session(SpecConfig::Method::kAuto, true, "0%", 25e6, dir);
+    ASSERT_TRUE(first);
+    path = first->auto_profile_path();
+    ASSERT_FALSE(path.empty());
+    EXPECT_FALSE(std::filesystem::exists(path)) << "nothing kept before the first generation";
+    for (int i = 0; i < 3; ++i) {
+      GenerationStats st;
+      run(*first, kPrompts[static_cast<size_t>(i)], &st);
+      ASSERT_FALSE(st.cycles.empty());
+      if (i == 0) {
+        EXPECT_EQ(st.cycles[0].policy, "plain") << "a fresh session tries plain decoding first";
+      }
+    }
+  }
+  auto kept = AutoProfile::load(path);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_EQ(kept->generations, 3);
+  std::string best;
+  double best_rate = 0;
+  for (const auto& [name, e] : kept->arms)
+    if (e.tokens / e.seconds > best_rate) best_rate = e.tokens / e.seconds, best = name;
+  ASSERT_NE(best, "plain") << "drafting pays at 25 MB/s";
+
+  auto second = make_session(SpecConfig::Method::kAuto, true, "0%", 25e6, dir);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->auto_profile_path(), path) << "the same setting, the same file";
+  GenerationStats st;
+  run(*second, kPrompts[3], &st);
+  ASSERT_FALSE(st.cycles.empty());
+  EXPECT_EQ(st.cycles[0].policy, best) << "starts on the arm the first session found best";
+  EXPECT_GT(st.spec.accepted_draft_tokens, 0u);
+  EXPECT_EQ(AutoProfile::load(path)->generations, 4);
+
+  // Another budget is another setting: its own file.
+  auto other = make_session(SpecConfig::Method::kAuto, true, "50%", 25e6, dir);
+  ASSERT_TRUE(other);
+  EXPECT_NE(other->auto_profile_path(), path);
+
+  // A damaged file: a fresh start (plain first), and the file is rewritten whole.
+  std::ofstream(path) << "{\"format\": \"specflash-auto-pro";
+  auto third = make_session(SpecConfig::Method::kAuto, true, "0%", 25e6, dir);
+  ASSERT_TRUE(third) << "a damaged profile never stops a run";
+  run(*third, kPrompts[4], &st);
+  EXPECT_EQ(st.cycles[0].policy, "plain");
+  auto rewritten = AutoProfile::load(path);
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status().message();
+  EXPECT_EQ(rewritten->generations, 1);
 }
 
 // What auto charges for leaving plain decoding: the draft model counts the committed tokens
