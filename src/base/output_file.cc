@@ -83,12 +83,12 @@ FILE* open_output_file(const std::string& path) {
 }
 
 Status commit_output_file(FILE* f, bool write_ok, int write_errno, const std::string& tmp_path,
-                          const std::string& final_path) {
+                          const std::string& final_path, Durability durability) {
   int err = write_ok ? 0 : (write_errno != 0 ? write_errno : EIO);
   if (std::fflush(f) != 0 && err == 0) err = errno;
   // fileno is -1 for a test fault's FILE; its data went through write(2) already.
   const int fd = ::fileno(f);
-  if (err == 0 && fd >= 0 && ::fsync(fd) != 0 && errno != EINVAL) err = errno;
+  if (err == 0 && fd >= 0 && durability == Durability::kSynced && ::fsync(fd) != 0 && errno != EINVAL) err = errno;
   if (std::fclose(f) != 0 && err == 0) err = errno;
   std::error_code ec;
   if (err != 0) {

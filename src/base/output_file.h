@@ -24,8 +24,12 @@ FILE* open_output_file(const std::string& path);
 // Flushes, fsyncs and closes `f` (always closed), then renames tmp_path to final_path.
 // `write_ok` is the writer's own record of its fwrite results. On any failure tmp_path is
 // removed and the error names final_path with the system's reason.
+// kCache skips the fsync: for a file that is rewritten often and may be lost (auto's
+// profile after every generation), where a sync would add milliseconds to each request and
+// a reader refuses a damaged file anyway.
+enum class Durability { kSynced, kCache };
 Status commit_output_file(FILE* f, bool write_ok, int write_errno, const std::string& tmp_path,
-                          const std::string& final_path);
+                          const std::string& final_path, Durability durability = Durability::kSynced);
 
 // Closes `f` (if not null) and removes tmp_path: an abandoned write.
 void abandon_output_file(FILE* f, const std::string& tmp_path);

@@ -82,7 +82,8 @@ Status AutoProfile::save(const std::string& path) const {
   if (!f) return Status::Errorf("%s: cannot write the auto profile (%s)", tmp.c_str(), std::strerror(errno));
   const std::string text = to_json() + "\n";
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  return commit_output_file(f, ok, ok ? 0 : errno, tmp, path);
+  // No fsync: it runs after every generation, and losing the last update costs little.
+  return commit_output_file(f, ok, ok ? 0 : errno, tmp, path, Durability::kCache);
 }
 
 Result<AutoProfile> AutoProfile::load(const std::string& path) {

@@ -41,7 +41,9 @@ struct AutoProfile {
   // An error names the file and what is wrong (not JSON, another format version, a field
   // missing or out of range).
   static Result<AutoProfile> from_json(const std::string& text, const std::string& source_name);
-  Status save(const std::string& path) const;  // atomically (a temporary renamed over path)
+  // Atomically (a temporary renamed over path), without fsync: a crash may lose the last
+  // update, or leave a damaged file, which load() refuses (a fresh start).
+  Status save(const std::string& path) const;
   static Result<AutoProfile> load(const std::string& path);
 };
 
