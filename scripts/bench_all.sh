@@ -6,13 +6,16 @@
 #  - stories260K + its distilled draft (real acceptance): this machine's disk, UFS 4.0
 #    (EMULATED 4 GB/s) and the scaled phone regime (--preset phone: EMULATED so a pass at
 #    0% costs 40 draft steps), budgets 0/25/50/100% (phone: 0/25%), REPEAT interleaved repetitions (3), medians;
-#    and the I/O-bound extreme, EMULATED 25 MB/s at 0/25% (one repetition: emulated reads are deterministic);
+#    and the I/O-bound extreme, EMULATED 25 MB/s at 0/25% (REPEAT_IO repetitions, default 3, so auto's median
+#    repetition starts from its profile; without the retrieval-only and self-speculative methods, which ran at
+#    0.07-0.25x of the best there in the 30f1707 report and take most of its time);
 #  - the synthetic 1.1B and ~3B Llama targets with a synthetic draft (random weights: cost
-#    only), this machine's disk, fewer prompts and tokens.
+#    only), this machine's disk, fewer prompts and tokens, REPEAT_SYNTH repetitions (default 3).
 # Outputs: bench-out/all/*.md|json (git-ignored), docs/bench_report.md, docs/plots/*.png.
 # Stories settings: about 30 minutes on 2 cores; the synthetic ones another 30-60.
 # SETTINGS="stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b" picks a subset; REPEAT (default 3)
-# sets the stories settings' repetitions; NOTES=FILE adds each line of FILE to the report's caveats.
+# sets the real, UFS 4.0 and phone settings' repetitions, REPEAT_IO and REPEAT_SYNTH the others'; NOTES=FILE adds
+# each line of FILE to the report's caveats.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-out/all
@@ -21,6 +24,8 @@ sf=${SF:-build/specflash}
 settings=${SETTINGS:-"stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b"}
 methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,coordgen,pld,sam"
 methods+=",coordgen-hybrid,cats,kangaroo,mirror,auto,auto-cold"
+io_methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional"
+io_methods+=",coordgen-hybrid,mirror,auto,auto-cold"
 stories=(-m models/stories260K.gguf --draft models/stories260K-draft.gguf --tree-widths 3,2,1
          --cats-draft-adapter models/stories260K-cats-draft-l1.gguf
          --cats-verifier-adapter models/stories260K-cats-verifier-l3.gguf
@@ -38,8 +43,9 @@ for s in $settings; do
       --io-bandwidth 4G ;;
     stories-phone) run "$s" "${stories[@]}" --repeat "${REPEAT:-3}" --methods "$methods" --preset phone ;;
     # The I/O-bound extreme (a 42 ms pass at 0%: 1 MiB at 25 MB/s, the rate docs/lever.md and
-    # docs/edgellm.md use): emulated reads are deterministic, so one repetition.
-    stories-io-bound) run "$s" "${stories[@]}" --repeat 1 --methods "$methods" --budgets 0%,25% --io-bandwidth 25M ;;
+    # docs/edgellm.md use).
+    stories-io-bound) run "$s" "${stories[@]}" --repeat "${REPEAT_IO:-3}" --methods "$io_methods" --budgets 0%,25% \
+      --io-bandwidth 25M ;;
     llama1b | llama3b)
       # Cost only. CATS needs trained adapters (none for random weights): cats-noadapter.
       model=bench-out/$s-q4_0.gguf
@@ -53,6 +59,7 @@ for s in $settings; do
         --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf --embd 512 --layers 4 --heads 8 --kv-heads 4 \
         --ffn 1408 --type Q4_0 --seed 2 -o bench-out/draft-small-q4_0.gguf
       run "$s" -m "$model" --draft bench-out/draft-small-q4_0.gguf --dataset spec_bench:2 -n 8 --ignore-eos \
+        --repeat "${REPEAT_SYNTH:-3}" \
         --max-tree-nodes 32 --budgets 0%,25%,50%,100% \
         --methods flash-ar,chain:4,tree,lever,edgellm,coordgen,cats-noadapter,kangaroo,mirror,auto,auto-cold ;;
     *) echo "unknown setting $s" >&2; exit 2 ;;
