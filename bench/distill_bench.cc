@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
       auto st = (*session)->generate(*ids, n_gen, greedy, true, [](int32_t, const std::string&) { return true; });
       if (!st.ok()) return 1;
       secs += st->decode_seconds;
-      toks += st->generated_tokens - 1;
+      toks += st->decode_tokens();
     }
     std::printf("| (none: plain decoding) | - | 1.00 | - | %.0f |\n", toks / secs);
   }
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
         drafted += st->spec.draft_tokens;
         draft_s += st->spec.draft_seconds;
         decode_s += st->decode_seconds;
-        toks += st->generated_tokens - 1;
+        toks += st->decode_tokens();
       }
       const double mal = cycles ? static_cast<double>(accepted + cycles) / cycles : 1.0;
       const double ms_per = drafted ? 1000.0 * draft_s / drafted : 0.0;

@@ -11,7 +11,7 @@ void add(SummaryRow& row, const PromptRun& pr) {
   ++row.prompts;
   row.prompt_tokens += s.prompt_tokens;
   row.generated_tokens += s.generated_tokens;
-  row.decode_tokens += std::max(0, s.generated_tokens - 1);
+  row.decode_tokens += static_cast<uint64_t>(s.decode_tokens());
   row.decode_seconds += s.decode_seconds;
   row.prefill_seconds += s.prefill_seconds;
   row.bytes_read += s.counters.stream.bytes_read;

@@ -22,8 +22,8 @@ struct SummaryRow {
   int prompts = 0;
   uint64_t prompt_tokens = 0;
   uint64_t generated_tokens = 0;
-  // Tokens from decode steps: the first generated token comes from prefill (as in
-  // GenerationStats::decode_tokens_per_s).
+  // Tokens from decode steps (GenerationStats::decode_tokens: plain decoding's first token
+  // comes from the prefill, a speculative method's from its first cycle).
   uint64_t decode_tokens = 0;
   double decode_seconds = 0;
   double prefill_seconds = 0;

@@ -142,7 +142,7 @@ Result<BenchResult> run_bench(const BenchConfig& config, const std::vector<Bench
                                            result.prompts[i].prompt.id);
       PromptRun pr{i, tokens, *stats, std::nullopt};
       if (ar) pr.equal_to_ar = result.runs[*ar].prompts[i].tokens == tokens;
-      decode_tokens += std::max(0, stats->generated_tokens - 1);
+      decode_tokens += stats->decode_tokens();
       decode_seconds += stats->decode_seconds;
       run.prompts.push_back(std::move(pr));
       progress.prompt = i + 1;

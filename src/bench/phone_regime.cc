@@ -42,7 +42,7 @@ Result<double> median_decode_step(Session& session, int runs, int tokens) {
   for (int i = 0; i < runs; ++i) {
     SF_ASSIGN_OR_RETURN(const GenerationStats st,
                         session.generate(prompt, tokens, greedy, /*ignore_eos=*/true, ignore));
-    if (st.generated_tokens > 1) steps.push_back(st.decode_seconds / (st.generated_tokens - 1));
+    if (st.decode_tokens() > 0) steps.push_back(st.decode_seconds / st.decode_tokens());
   }
   if (steps.empty()) return 0.0;
   std::sort(steps.begin(), steps.end());

@@ -441,6 +441,7 @@ Status Session::decode_plain(ModelRunner& target, const std::vector<int32_t>& pr
   stats->reused_prompt_tokens = static_cast<int>(reused);
   SF_RETURN_IF_ERROR(evaluate(target, {prompt.begin() + reused, prompt.end()}, false, &logits));
   stats->prefill_seconds = prefill_timer.elapsed();
+  stats->first_token_from_prefill = true;  // sampled from these logits, below
 
   Stopwatch decode_timer;
   const uint64_t weight_before = target.counters().weight_bytes;

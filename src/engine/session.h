@@ -108,10 +108,20 @@ struct GenerationStats {
     return spec.cycles > 0 ? static_cast<double>(spec.accepted_draft_tokens + spec.cycles) / spec.cycles : 1.0;
   }
   double prefill_tokens_per_s() const { return prefill_seconds > 0 ? prompt_tokens / prefill_seconds : 0; }
-  // Decode rate counts tokens produced by decode steps (the first token comes from prefill).
-  double decode_tokens_per_s() const {
-    return decode_seconds > 0 ? (generated_tokens > 1 ? generated_tokens - 1 : 0) / decode_seconds : 0;
+  // Plain decoding samples the first token from the prefill's logits, so its decoding
+  // passes produce the rest. Speculative decoding (and CATS) keep the prompt's last token
+  // pending: the prefill stops before it, and the first cycle's pass runs it with the first
+  // tree, so every generated token comes from a decoding pass.
+  bool first_token_from_prefill = false;
+  // Tokens produced by the decoding passes (timed in decode_seconds).
+  int decode_tokens() const {
+    return first_token_from_prefill ? (generated_tokens > 1 ? generated_tokens - 1 : 0) : generated_tokens;
   }
+  // Decode rate: the tokens the decoding passes produced over their time. (Counting the
+  // first token as the prefill's for every method, as before 2026-11-26, charged each
+  // speculative generation one pass more than plain decoding: 1/63 of a 64-token
+  // generation, 1/7 of an 8-token one.)
+  double decode_tokens_per_s() const { return decode_seconds > 0 ? decode_tokens() / decode_seconds : 0; }
 };
 
 class Session {

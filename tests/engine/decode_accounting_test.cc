@@ -1,0 +1,61 @@
+// What the decode rate counts: tokens produced by decoding passes over the time of those
+// passes. Plain decoding samples its first token from the prefill's logits; speculative
+// decoding keeps the prompt's last token pending, so its first cycle's pass produces the
+// first token(s). Counting the first token as the prefill's for both (as before) charged a
+// speculative generation one pass more than plain decoding for the same tokens.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/session.h"
+#include "test_paths.h"
+
+namespace sf {
+namespace {
+
+GenerationStats generate_with(SpecConfig::Method method, int n_tokens) {
+  SessionOptions o;
+  o.model_path = test::source_path("models/stories260K.gguf");
+  o.n_threads = 1;
+  o.n_ctx = 128;
+  o.spec.method = method;
+  if (method != SpecConfig::Method::kNone) {
+    o.spec.draft_model_path = test::source_path("models/stories260K-draft.gguf");
+    o.spec.draft_len = 4;
+  }
+  auto session = Session::create(o);
+  EXPECT_TRUE(session.ok()) << session.status().message();
+  if (!session.ok()) return {};
+  const auto prompt = *(*session)->tokenize("Once upon a time");
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  auto stats = (*session)->generate(prompt, n_tokens, greedy, /*ignore_eos=*/true,
+                                    [](int32_t, const std::string&) { return true; });
+  EXPECT_TRUE(stats.ok()) << stats.status().message();
+  return stats.ok() ? *stats : GenerationStats{};
+}
+
+TEST(DecodeAccounting, PlainDecodingsFirstTokenComesFromThePrefill) {
+  const GenerationStats st = generate_with(SpecConfig::Method::kNone, 16);
+  ASSERT_EQ(st.generated_tokens, 16);
+  EXPECT_TRUE(st.first_token_from_prefill);
+  EXPECT_EQ(st.decode_tokens(), 15);
+  EXPECT_DOUBLE_EQ(st.decode_tokens_per_s(), 15 / st.decode_seconds);
+}
+
+TEST(DecodeAccounting, SpeculativeDecodingsTokensAllComeFromItsCycles) {
+  const GenerationStats st = generate_with(SpecConfig::Method::kChain, 16);
+  ASSERT_EQ(st.generated_tokens, 16);
+  EXPECT_FALSE(st.first_token_from_prefill);
+  EXPECT_EQ(st.decode_tokens(), 16);
+  // Every token came out of a cycle: the cycles' accepted drafts and bonus tokens cover
+  // them (the last cycle may emit more than n_predict needs).
+  EXPECT_GE(st.spec.accepted_draft_tokens + st.spec.cycles, 16u);
+  EXPECT_GT(st.spec.accepted_draft_tokens, 0u) << "the chain's drafts were accepted";
+  EXPECT_DOUBLE_EQ(st.decode_tokens_per_s(), 16 / st.decode_seconds);
+}
+
+}  // namespace
+}  // namespace sf
