@@ -34,6 +34,9 @@ bool retrieval_kind(BenchMethod::Kind k) {
          k == K::kPld || k == K::kSam;
 }
 
+// auto with a profile kept between its sessions, or afresh in each (auto-cold).
+bool auto_kind(BenchMethod::Kind k) { return k == BenchMethod::Kind::kAuto || k == BenchMethod::Kind::kAutoCold; }
+
 bool has(const BenchConfig& c, BenchMethod m) {
   return std::find(c.methods.begin(), c.methods.end(), m) != c.methods.end();
 }
@@ -296,9 +299,8 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
       const auto [ptr, ec] = std::from_chars(param.data(), param.data() + param.size(), m.param);
       if (ec != std::errc() || ptr != param.data() + param.size() || m.param < 1 ||
           (m.kind != K::kChain && m.kind != K::kOptTree && m.kind != K::kBld && m.kind != K::kCats &&
-           m.kind != K::kCatsNoAdapter && m.kind != K::kKangaroo && m.kind != K::kAuto && m.kind != K::kAutoCold &&
-           !retrieval_kind(m.kind)) ||
-          ((m.kind == K::kBld || m.kind == K::kAuto || m.kind == K::kAutoCold) && m.param > 99))
+           m.kind != K::kCatsNoAdapter && m.kind != K::kKangaroo && !auto_kind(m.kind) && !retrieval_kind(m.kind)) ||
+          ((m.kind == K::kBld || auto_kind(m.kind)) && m.param > 99))
         return Status::Error("method '" + std::string(item) +
                              "': only chain:GAMMA, opt-tree:NODES, bld:PERCENT (1..99), "
                              "cats/cats-noadapter/kangaroo:GAMMA, auto:EXPLORE_PERCENT (1..99) and the retrieval "
@@ -351,8 +353,8 @@ Status validate(const BenchConfig& c) {
       SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));
       continue;
     }
-    const bool no_draft_needed = (retrieval_kind(m.kind) && m.kind != BenchMethod::Kind::kCoordGenHybrid) ||
-                                 m.kind == BenchMethod::Kind::kAuto || m.kind == BenchMethod::Kind::kAutoCold;
+    const bool no_draft_needed =
+        (retrieval_kind(m.kind) && m.kind != BenchMethod::Kind::kCoordGenHybrid) || auto_kind(m.kind);
     if (c.draft_model_path.empty() && !no_draft_needed)
       return Status::Error(method_name(m) + " needs a draft model (--draft FILE.gguf)");
     SF_RETURN_IF_ERROR(validate_spec_config(spec_for(c, m)));

@@ -245,11 +245,15 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   return session;
 }
 
+std::string Session::file_identity(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return std::filesystem::path(path).filename().string() + ":" + std::to_string(ec ? 0 : size);
+}
+
 LatencyProfile::Key Session::profile_key() const {
   LatencyProfile::Key key;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(options_.model_path, ec);
-  key.model = std::filesystem::path(options_.model_path).filename().string() + ":" + std::to_string(ec ? 0 : size);
+  key.model = file_identity(options_.model_path);
   key.budget = options_.mem_budget.to_string();
   key.io_bandwidth = options_.io_bandwidth;
   key.threads = pool_.size();

@@ -219,6 +219,9 @@ class Session {
   // warns once and the generation goes on).
   void save_auto_profile(TreeBuilder& builder);
   std::string auto_profile_key() const;
+  // "name:size" of a model file, how the profiles' keys name a model (a copy of the same
+  // file elsewhere is the same model; a different size is not).
+  static std::string file_identity(const std::string& path);
   // Retrieval drafting (session_retrieval.cc): gives every slot a retrieval drafter (merged
   // with its draft model, if any) and adds their memory to *drafter_bytes.
   Status add_retrieval_drafters(int n_ctx, uint64_t* drafter_bytes);

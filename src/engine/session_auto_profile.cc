@@ -16,14 +16,6 @@
 namespace sf {
 namespace {
 
-// "name:size" of a file, as the latency profile's key names the model (a copy of the same
-// file elsewhere is the same model; a different size is not).
-std::string file_identity(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  return std::filesystem::path(path).filename().string() + ":" + std::to_string(ec ? 0 : size);
-}
-
 std::string host_name() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return "?";
