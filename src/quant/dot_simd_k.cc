@@ -67,13 +67,15 @@ constexpr DotKernel Entry(GgmlType w) {
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
-// Q4_K's VNNI path (vnni_k-inl.h), which this target's Q4_K tile matches bit for bit.
+// Q4_K's and Q5_K's VNNI path (vnni_k-inl.h), which this target's tiles match bit for bit.
+template <class Block>
 float VnniK4Dot(const void* w, const void* x, int64_t n) {
   float out;
-  VnniK4DotRowsT<1>(static_cast<const uint8_t*>(w), 0, static_cast<const BlockQ8_K*>(x), n / kQK_K, &out);
+  VnniK4DotRowsT<Block, 1>(static_cast<const uint8_t*>(w), 0, static_cast<const BlockQ8_K*>(x), n / kQK_K, &out);
   return out;
 }
 
+template <class Block>
 void VnniK4DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, int64_t n, float* out) {
   SF_CHECK(n % kQK_K == 0, "dot of %lld elements: not whole super-blocks", static_cast<long long>(n));
   const auto* wp = static_cast<const uint8_t*>(w);
@@ -81,10 +83,12 @@ void VnniK4DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, 
   int64_t r = 0;
   // One row at a time: one sequential stream for the hardware prefetcher (four interleaved
   // rows measured 10% slower, 1.1B Q4_K_M decode).
-  for (; r < n_rows; ++r) VnniK4DotRowsT<1>(wp + r * stride, stride, xb, n / kQK_K, out + r);
+  for (; r < n_rows; ++r) VnniK4DotRowsT<Block, 1>(wp + r * stride, stride, xb, n / kQK_K, out + r);
 }
 #define SF_Q4_K_ENTRY \
-  DotKernel { G::Q4_K, G::Q8_K, nullptr, &CheckedDot<VnniK4Dot>, &VnniK4DotRows }
+  DotKernel { G::Q4_K, G::Q8_K, nullptr, &CheckedDot<VnniK4Dot<BlockQ4_K>>, &VnniK4DotRows<BlockQ4_K> }
+#define SF_Q5_K_ENTRY \
+  DotKernel { G::Q5_K, G::Q8_K, nullptr, &CheckedDot<VnniK4Dot<BlockQ5_K>>, &VnniK4DotRows<BlockQ5_K> }
 
 // Q6_K's VNNI path (vnni_k6-inl.h), which this target's Q6_K tile matches bit for bit.
 float VnniK6DotEntry(const void* w, const void* x, int64_t n) {
@@ -93,19 +97,17 @@ float VnniK6DotEntry(const void* w, const void* x, int64_t n) {
 #define SF_Q6_K_ENTRY Entry<VnniK6DotEntry>(G::Q6_K)
 #else
 #define SF_Q4_K_ENTRY Entry<DotQ45K<false, BlockQ4_K>>(G::Q4_K)
+#define SF_Q5_K_ENTRY Entry<DotQ45K<true, BlockQ5_K>>(G::Q5_K)
 #define SF_Q6_K_ENTRY Entry<DotK16<Q6KFormat>>(G::Q6_K)
 #endif
 
 const DotKernel* GetKKernels(size_t* count) {
   using G = GgmlType;
   static constexpr DotKernel kKernels[] = {
-      Entry<DotK16<Q2KFormat>>(G::Q2_K),
-      Entry<DotK16<Q3KFormat>>(G::Q3_K),
-      SF_Q4_K_ENTRY,
-      Entry<DotQ45K<true, BlockQ5_K>>(G::Q5_K),
-      SF_Q6_K_ENTRY,
+      Entry<DotK16<Q2KFormat>>(G::Q2_K), Entry<DotK16<Q3KFormat>>(G::Q3_K), SF_Q4_K_ENTRY, SF_Q5_K_ENTRY, SF_Q6_K_ENTRY,
   };
 #undef SF_Q4_K_ENTRY
+#undef SF_Q5_K_ENTRY
 #undef SF_Q6_K_ENTRY
   *count = std::size(kKernels);
   return kKernels;

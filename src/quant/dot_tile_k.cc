@@ -127,12 +127,16 @@ DotTile GetTileK(GgmlType weight_type, GgmlType activation_type) {
 #if HWY_TARGET == HWY_AVX3_DL
       // This target's Q4_K dot is the VNNI chain, which only the VNNI tile matches; a panel
       // computes 16 activation rows whatever the batch, so small batches use dot_rows.
-      return DotTile{&VnniK4TileRun, &VnniK4PreparedBytes, &VnniK4Prepare, kVnniMinRows};
+      return DotTile{&VnniK4TileRun<BlockQ4_K>, &VnniK4PreparedBytes, &VnniK4Prepare, kVnniMinRows};
 #else
       return DotTile{&Tile<K4Kernel<false, BlockQ4_K>>};
 #endif
     case GgmlType::Q5_K:
+#if HWY_TARGET == HWY_AVX3_DL
+      return DotTile{&VnniK4TileRun<BlockQ5_K>, &VnniK4PreparedBytes, &VnniK4Prepare, kVnniMinRows};  // as Q4_K
+#else
       return DotTile{&Tile<K4Kernel<true, BlockQ5_K>>};
+#endif
     case GgmlType::Q6_K:
 #if HWY_TARGET == HWY_AVX3_DL
       return DotTile{&VnniK6TileRun, &VnniK6PreparedBytes, &VnniK6Prepare, kVnniK6MinRows};  // as Q4_K
