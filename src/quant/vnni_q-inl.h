@@ -1,4 +1,4 @@
-// The AVX512-VNNI path of the Q4_0 and Q8_0 kernels (Highway target AVX3_DL: Ice Lake,
+// The AVX512-VNNI path of the Q4_0, Q5_0 and Q8_0 kernels (Highway target AVX3_DL: Ice Lake,
 // Zen 4 and later), shared by the one-activation-row kernels (dot_simd_q.cc) and the tile
 // kernels (dot_tile_q.cc).
 //
@@ -25,6 +25,7 @@
 //
 // One operand of vpdpbusd must be unsigned:
 //   Q4_0: the nibbles q (0..15) are the unsigned side: sum (q - 8) x = sum q x - 8 sum x;
+//   Q5_0: the same with the fifth bit from qh: q in 0..31, sum (q - 16) x;
 //   Q8_0: w + 128 is the unsigned side:               sum w x = sum (w + 128) x - 128 sum x.
 // Either way the correction is a multiple of the activation block's sum, computed once per
 // activation block and used as the accumulator's start value. Every partial sum is an exact
@@ -78,6 +79,12 @@ struct VnniFormat<Q4_0Traits> {
   static constexpr int kBiasFactor = -8;
 };
 template <>
+struct VnniFormat<Q5_0Traits> {
+  static constexpr bool kAvailable = true;
+  using Block = BlockQ5_0;
+  static constexpr int kBiasFactor = -16;
+};
+template <>
 struct VnniFormat<Q8_0Traits> {
   static constexpr bool kAvailable = true;
   using Block = BlockQ8_0;
@@ -114,6 +121,24 @@ HWY_INLINE __m512i WeightPairBytes(const BlockQ4_0* b0, const BlockQ4_0* b1) {
   const __m512i both = _mm512_inserti64x4(_mm512_zextsi256_si512(q0), q1, 1);
   const __m512i shift = _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0);
   return _mm512_and_si512(_mm512_srlv_epi64(both, shift), _mm512_set1_epi8(0x0F));
+}
+// Q5_0 as Q4_0, plus 16 on the bytes whose fifth bit is set: bit j of qh is element j, which
+// sits in byte j of the block's 32 (low nibbles 0..15, then high nibbles 16..31), so the two
+// blocks' qh words side by side are the byte mask of the pair.
+HWY_INLINE uint32_t FifthBits(const BlockQ5_0& b) {
+  uint32_t bits;
+  std::memcpy(&bits, b.qh, 4);
+  return bits;
+}
+HWY_INLINE __m512i WeightPairBytes(const BlockQ5_0* b0, const BlockQ5_0* b1) {
+  const __m256i q0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0->qs)));
+  const __m256i q1 = b1 ? _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b1->qs)))
+                        : _mm256_setzero_si256();
+  const __m512i both = _mm512_inserti64x4(_mm512_zextsi256_si512(q0), q1, 1);
+  const __m512i shift = _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0);
+  const __m512i q = _mm512_and_si512(_mm512_srlv_epi64(both, shift), _mm512_set1_epi8(0x0F));
+  const uint64_t fifth = FifthBits(*b0) | (b1 ? uint64_t{FifthBits(*b1)} << 32 : 0);
+  return _mm512_mask_add_epi8(q, _cvtu64_mask64(fifth), q, _mm512_set1_epi8(16));
 }
 HWY_INLINE __m512i WeightPairBytes(const BlockQ8_0* b0, const BlockQ8_0* b1) {
   return _mm512_xor_si512(LoadPair32(b0->qs, b1 ? b1->qs : nullptr), _mm512_set1_epi8(static_cast<char>(0x80)));
@@ -245,6 +270,18 @@ HWY_INLINE void BroadcastGroups(const BlockQ4_0& b, __m512i* g) {
     g[k] = _mm512_and_si512(v, low);                            // elements 4k..4k+3
     g[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);  // elements 16+4k..16+4k+3
   }
+}
+// Q5_0: the block's 32 levels made once in a 256-bit vector (low nibbles, then high, with
+// the fifth bits added under qh's byte mask), then broadcast four bytes at a time.
+HWY_INLINE void BroadcastGroups(const BlockQ5_0& b, __m512i* g) {
+  const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+  const __m256i nibbles = _mm256_and_si256(
+      _mm256_inserti128_si256(_mm256_castsi128_si256(qs), _mm_srli_epi16(qs, 4), 1), _mm256_set1_epi8(0x0F));
+  const __m256i levels = _mm256_mask_add_epi8(nibbles, _cvtu32_mask32(FifthBits(b)), nibbles, _mm256_set1_epi8(16));
+  alignas(32) uint32_t words[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(words), levels);
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; ++k) g[k] = _mm512_set1_epi32(static_cast<int32_t>(words[k]));
 }
 HWY_INLINE void BroadcastGroups(const BlockQ8_0& b, __m512i* g) {
 #pragma GCC unroll 8
