@@ -14,7 +14,7 @@
 #include "quant/k_traits-inl.h"
 #include "quant/simd_common-inl.h"
 #include "quant/vnni_k-inl.h"
-#include "quant/vnni_k6-inl.h"
+#include "quant/vnni_k16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -90,12 +90,18 @@ void VnniK4DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, 
 #define SF_Q5_K_ENTRY \
   DotKernel { G::Q5_K, G::Q8_K, nullptr, &CheckedDot<VnniK4Dot<BlockQ5_K>>, &VnniK4DotRows<BlockQ5_K> }
 
-// Q6_K's VNNI path (vnni_k6-inl.h), which this target's Q6_K tile matches bit for bit.
-float VnniK6DotEntry(const void* w, const void* x, int64_t n) {
-  return VnniK6Dot(static_cast<const BlockQ6_K*>(w), static_cast<const BlockQ8_K*>(x), n / kQK_K);
+// Q2_K's, Q3_K's and Q6_K's VNNI path (vnni_k16-inl.h), which this target's tiles match bit
+// for bit.
+template <class F>
+float VnniK16DotEntry(const void* w, const void* x, int64_t n) {
+  return VnniK16Dot<F>(static_cast<const typename F::Block*>(w), static_cast<const BlockQ8_K*>(x), n / kQK_K);
 }
-#define SF_Q6_K_ENTRY Entry<VnniK6DotEntry>(G::Q6_K)
+#define SF_Q2_K_ENTRY Entry<VnniK16DotEntry<VnniQ2K>>(G::Q2_K)
+#define SF_Q3_K_ENTRY Entry<VnniK16DotEntry<VnniQ3K>>(G::Q3_K)
+#define SF_Q6_K_ENTRY Entry<VnniK16DotEntry<VnniQ6K>>(G::Q6_K)
 #else
+#define SF_Q2_K_ENTRY Entry<DotK16<Q2KFormat>>(G::Q2_K)
+#define SF_Q3_K_ENTRY Entry<DotK16<Q3KFormat>>(G::Q3_K)
 #define SF_Q4_K_ENTRY Entry<DotQ45K<false, BlockQ4_K>>(G::Q4_K)
 #define SF_Q5_K_ENTRY Entry<DotQ45K<true, BlockQ5_K>>(G::Q5_K)
 #define SF_Q6_K_ENTRY Entry<DotK16<Q6KFormat>>(G::Q6_K)
@@ -104,8 +110,10 @@ float VnniK6DotEntry(const void* w, const void* x, int64_t n) {
 const DotKernel* GetKKernels(size_t* count) {
   using G = GgmlType;
   static constexpr DotKernel kKernels[] = {
-      Entry<DotK16<Q2KFormat>>(G::Q2_K), Entry<DotK16<Q3KFormat>>(G::Q3_K), SF_Q4_K_ENTRY, SF_Q5_K_ENTRY, SF_Q6_K_ENTRY,
+      SF_Q2_K_ENTRY, SF_Q3_K_ENTRY, SF_Q4_K_ENTRY, SF_Q5_K_ENTRY, SF_Q6_K_ENTRY,
   };
+#undef SF_Q2_K_ENTRY
+#undef SF_Q3_K_ENTRY
 #undef SF_Q4_K_ENTRY
 #undef SF_Q5_K_ENTRY
 #undef SF_Q6_K_ENTRY

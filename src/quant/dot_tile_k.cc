@@ -21,7 +21,7 @@
 #include "quant/k_traits-inl.h"
 #include "quant/simd_common-inl.h"
 #include "quant/vnni_k-inl.h"
-#include "quant/vnni_k6-inl.h"
+#include "quant/vnni_k16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -120,28 +120,36 @@ DotTile GetTileK(GgmlType weight_type, GgmlType activation_type) {
   if (activation_type != GgmlType::Q8_K) return DotTile{};
   switch (weight_type) {
     case GgmlType::Q2_K:
-      return DotTile{&Tile<K16Kernel<Q2KFormat>>};
+#if HWY_TARGET == HWY_AVX3_DL
+      return DotTile{&VnniK16TileRun<VnniQ2K>, &VnniK16PreparedBytes, &VnniK16Prepare, kVnniK2MinRows};  // as Q4_K
+#else
+      return DotTile{&Tile<K16Kernel<Q2KFormat> >};
+#endif
     case GgmlType::Q3_K:
-      return DotTile{&Tile<K16Kernel<Q3KFormat>>};
+#if HWY_TARGET == HWY_AVX3_DL
+      return DotTile{&VnniK16TileRun<VnniQ3K>, &VnniK16PreparedBytes, &VnniK16Prepare, kVnniK3MinRows};  // as Q4_K
+#else
+      return DotTile{&Tile<K16Kernel<Q3KFormat> >};
+#endif
     case GgmlType::Q4_K:
 #if HWY_TARGET == HWY_AVX3_DL
       // This target's Q4_K dot is the VNNI chain, which only the VNNI tile matches; a panel
       // computes 16 activation rows whatever the batch, so small batches use dot_rows.
       return DotTile{&VnniK4TileRun<BlockQ4_K>, &VnniK4PreparedBytes, &VnniK4Prepare, kVnniMinRows};
 #else
-      return DotTile{&Tile<K4Kernel<false, BlockQ4_K>>};
+      return DotTile{&Tile<K4Kernel<false, BlockQ4_K> >};
 #endif
     case GgmlType::Q5_K:
 #if HWY_TARGET == HWY_AVX3_DL
       return DotTile{&VnniK4TileRun<BlockQ5_K>, &VnniK4PreparedBytes, &VnniK4Prepare, kVnniMinRows};  // as Q4_K
 #else
-      return DotTile{&Tile<K4Kernel<true, BlockQ5_K>>};
+      return DotTile{&Tile<K4Kernel<true, BlockQ5_K> >};
 #endif
     case GgmlType::Q6_K:
 #if HWY_TARGET == HWY_AVX3_DL
-      return DotTile{&VnniK6TileRun, &VnniK6PreparedBytes, &VnniK6Prepare, kVnniK6MinRows};  // as Q4_K
+      return DotTile{&VnniK16TileRun<VnniQ6K>, &VnniK16PreparedBytes, &VnniK16Prepare, kVnniK6MinRows};  // as Q4_K
 #else
-      return DotTile{&Tile<K16Kernel<Q6KFormat>>};
+      return DotTile{&Tile<K16Kernel<Q6KFormat> >};
 #endif
     default:
       return DotTile{};
