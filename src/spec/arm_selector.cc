@@ -63,10 +63,24 @@ double ArmSelector::rate_error(int arm) const {
 }
 
 bool ArmSelector::far_behind(int arm, int top) const {
+  // An arm whose cycles can emit at most max_tokens (plain decoding: one) cannot beat the
+  // best at its present cost per cycle, however few cycles measured that cost.
+  const Arm& a = arms_[static_cast<size_t>(arm)];
+  if (!a.recent.empty() && a.max_tokens * a.recent.weight / a.recent.seconds < rate(top)) return true;
   // A few cycles say little: one unlucky tree of 2 tokens against a typical 6 would bury
   // an arm that is in fact the best.
   if (arms_[static_cast<size_t>(arm)].recent.weight < options_.far_min_cycles) return false;
   return rate(arm) + options_.plausible_z * rate_error(arm) < rate(top);
+}
+
+bool ArmSelector::thinly_measured(int arm) const {
+  const ArmEvidence& a = arms_[static_cast<size_t>(arm)].recent;
+  return !a.empty() && a.weight < options_.thin_cycles;
+}
+
+void ArmSelector::set_max_tokens_per_cycle(int arm, double max_tokens) {
+  SF_CHECK(arm >= 0 && arm < n_arms() && max_tokens > 0);
+  arms_[static_cast<size_t>(arm)].max_tokens = max_tokens;
 }
 
 int ArmSelector::best() const {
@@ -98,6 +112,15 @@ int ArmSelector::choose(const std::vector<double>& entry_seconds) {
   // An arm never measured, when its entry fits (its cycle's cost is unknown yet).
   for (int a = 0; a < n_arms(); ++a)
     if (arms_[static_cast<size_t>(a)].recent.empty() && entry(a) <= budget) return a;
+  // A thinly measured arm (see thin_cycles) not far behind, when its typical cycle fits:
+  // the thinnest first.
+  int thin = -1;
+  for (int a = 0; a < n_arms(); ++a) {
+    if (a == top || !thinly_measured(a) || far_behind(a, top) || expected_regret(a, top) + entry(a) > budget) continue;
+    if (thin < 0 || arms_[static_cast<size_t>(a)].recent.weight < arms_[static_cast<size_t>(thin)].recent.weight)
+      thin = a;
+  }
+  if (thin >= 0) return thin;
   // The stalest arm among the stale ones whose typical cycle fits in what is left of the
   // budget: a near-equal arm fits nearly always, a very slow one only now and then (and
   // only in the far share, when it is beyond noise of the best).
@@ -130,7 +153,7 @@ void ArmSelector::observe(int arm, double tokens, double seconds, double own_sec
     counted = own_seconds + std::min(seconds - own_seconds, options_.outlier_factor * recent.seconds / recent.weight);
   const int top = best();
   if (top >= 0 && top != arm && rate(top) > 0) {
-    const double regret = std::max(0.0, seconds - tokens / rate(top));
+    const double regret = seconds - tokens / rate(top);  // negative: the cycle beat the best
     regret_seconds_ += regret;
     if (far_behind(arm, top)) far_regret_seconds_ += regret;
   }

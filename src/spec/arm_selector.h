@@ -10,7 +10,9 @@
 //
 // Exploration is paid for out of a regret budget. The regret of a cycle run on an arm that
 // is not the current best is the time it took beyond what the best arm would have needed
-// for the same tokens (seconds - tokens / best_rate). Trying an arm never run is allowed
+// for the same tokens (seconds - tokens / best_rate); a cycle that beat the best arm's rate
+// earns that time back (negative regret), so re-measuring an arm that is in fact better
+// pays for itself instead of draining the budget on its unlucky cycles. Trying an arm never run is allowed
 // while the summed regret stays under `explore_share` of all the time spent; re-measuring
 // one not run for `stale_cycles` cycles, when its typical cycle's regret fits in what is
 // left of that budget (of the smaller `far_explore_share` for an arm far behind the best,
@@ -43,6 +45,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace sf {
@@ -80,6 +83,13 @@ struct ArmSelectorOptions {
   double far_min_cycles = 4;
   double far_explore_share = 0.01;
   double lasting_decay = 0.995;  // the lasting evidence's decay (what a later session starts from)
+  // An arm measured over fewer than `thin_cycles` (decayed) cycles and not far behind is
+  // measured again at once, not after stale_cycles, while its typical cycle fits in the
+  // regret budget: a drafting arm's cycles emit anywhere from 1 to ~17 tokens, and one or
+  // two cycles of 1 token buried the best arm for a whole session (EMULATED I/O-bound 25%:
+  // LEVER run in 2 cycles of ~200, auto 0.84x LEVER alone), which auto's profile then
+  // carried on to the next.
+  double thin_cycles = 4;
 };
 
 class ArmSelector {
@@ -115,6 +125,12 @@ class ArmSelector {
   // lasting one counted as at most a steady state's 1 / (1 - decay) cycles, so this
   // session's own cycles take over as fast as they would from any earlier ones.
   void start_from(int arm, const ArmEvidence& lasting);
+  // The most tokens one cycle of `arm` can emit (plain decoding: 1). An arm that cannot beat
+  // the best at its measured cost per cycle even then counts as far behind from its first
+  // cycle: re-measuring it looks for a change of regime, from the small far share. Without
+  // it, plain decoding's streamed passes (1 token in the time a tree emits 5) took half of
+  // the exploration in the I/O-bound regimes until it had run far_min_cycles cycles.
+  void set_max_tokens_per_cycle(int arm, double max_tokens);
   double regret_seconds() const { return regret_seconds_; }
   double total_seconds() const { return total_seconds_; }
 
@@ -123,7 +139,8 @@ class ArmSelector {
     ArmEvidence recent;   // decay options_.decay: the rate the choice uses
     ArmEvidence lasting;  // decay options_.lasting_decay: what a later session starts from
     int64_t cycles = 0;
-    int64_t last_cycle = -1;  // the selector's cycle count when the arm last ran
+    int64_t last_cycle = -1;                                      // the selector's cycle count when the arm last ran
+    double max_tokens = std::numeric_limits<double>::infinity();  // per cycle (set_max_tokens_per_cycle)
   };
   // The regret one typical cycle of `arm` costs against the best arm `top`.
   double expected_regret(int arm, int top) const;
@@ -131,6 +148,8 @@ class ArmSelector {
   double relative_spread(int arm) const;
   // Whether `arm` is far behind the best arm `top` (see far_explore_share).
   bool far_behind(int arm, int top) const;
+  // Whether `arm` is measured over fewer than thin_cycles cycles.
+  bool thinly_measured(int arm) const;
 
   ArmSelectorOptions options_;
   std::vector<Arm> arms_;

@@ -39,17 +39,21 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
   // others are measured against from the start.
   arms.push_back({"plain", std::make_unique<PlainArm>(), false, false});
   if (config.draft_model_path.empty()) {
-    arms.push_back({"coordgen:16", std::make_unique<FrontierTreeBuilder>(
-                                       frontier_options(config, Objective::kNodeBudget, 16), "coordgen:16")});
-    arms.push_back({"coordgen:4", std::make_unique<FrontierTreeBuilder>(
-                                      frontier_options(config, Objective::kNodeBudget, 4), "coordgen:4")});
+    arms.push_back(
+        {"coordgen:16",
+         std::make_unique<FrontierTreeBuilder>(frontier_options(config, Objective::kNodeBudget, 16), "coordgen:16"),
+         false, true, 17});
+    arms.push_back(
+        {"coordgen:4",
+         std::make_unique<FrontierTreeBuilder>(frontier_options(config, Objective::kNodeBudget, 4), "coordgen:4"),
+         false, true, 5});
     return arms;
   }
   // LEVER second: its own cost model is usually close, so trying it early finds a good arm
   // fast where speculation pays; the chains cover the regimes where it misjudges.
   arms.push_back({"lever",
                   std::make_unique<FrontierTreeBuilder>(frontier_options(config, Objective::kGainPerCost, 0), "lever"),
-                  prune});
+                  prune, true, config.max_tree_depth + 1.0});
   // EdgeLLM's confidence-paced trees: the best policy where a pass costs tens of draft
   // steps (docs/edgellm.md). Without provisional drafting: auto has no draft worker, and
   // lending measured no gain on the pairs here.
@@ -57,16 +61,29 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
   edgellm.provisional = false;
   arms.push_back(
       {"edgellm",
-       std::make_unique<EdgeLlmTreeBuilder>(edgellm, config.max_tree_nodes, config.max_tree_depth, "edgellm"), false});
-  arms.push_back({"chain:4", std::make_unique<StaticTreeBuilder>(std::vector<int>(4, 1), "chain:4"), false});
-  arms.push_back({"chain:2", std::make_unique<StaticTreeBuilder>(std::vector<int>(2, 1), "chain:2"), false});
-  arms.push_back({"chain:8", std::make_unique<StaticTreeBuilder>(std::vector<int>(8, 1), "chain:8"), false});
+       std::make_unique<EdgeLlmTreeBuilder>(edgellm, config.max_tree_nodes, config.max_tree_depth, "edgellm"), false,
+       true, config.max_tree_depth + 1.0});
+  // A chain of k draft tokens emits at most k + 1 tokens per cycle. (StaticTreeBuilder keeps
+  // the name's pointer: string literals.)
+  const auto chain = [&arms](int k, const char* name) {
+    arms.push_back({name, std::make_unique<StaticTreeBuilder>(std::vector<int>(k, 1), name), false, true, k + 1.0});
+  };
+  chain(4, "chain:4");
+  chain(2, "chain:2");
+  chain(8, "chain:8");
   return arms;
 }
 
 AutoTreeBuilder::AutoTreeBuilder(std::vector<AutoArm> arms, ArmSelectorOptions options)
     : arms_(std::move(arms)), selector_(static_cast<int>(arms_.size()), options) {
   SF_CHECK(!arms_.empty());
+  // How many tokens a cycle can emit tells the selector which arms cannot catch up with the
+  // best at their measured cost (ArmSelector::set_max_tokens_per_cycle); plain decoding: 1.
+  for (size_t a = 0; a < arms_.size(); ++a) {
+    const double max_tokens = arms_[a].drafts ? arms_[a].max_tokens : 1.0;
+    if (max_tokens < std::numeric_limits<double>::infinity())
+      selector_.set_max_tokens_per_cycle(static_cast<int>(a), max_tokens);
+  }
 }
 
 LatencyProfile* AutoTreeBuilder::latency_profile() {

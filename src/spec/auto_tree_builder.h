@@ -31,6 +31,7 @@
 // Not thread-safe.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,9 @@ struct AutoArm {
   std::unique_ptr<TreeBuilder> builder;
   bool prune = false;  // the session's pruner (LEVER's early exit) applies to this arm's trees
   bool drafts = true;  // runs the drafter (false: plain decoding, which lets the draft fall behind)
+  // The most tokens one of its cycles can emit: its deepest tree + 1 (plain decoding, which
+  // does not draft: 1). See ArmSelector::set_max_tokens_per_cycle.
+  double max_tokens = std::numeric_limits<double>::infinity();
 };
 
 // The arms for a config (method kAuto): drafting with a draft model when it names one,

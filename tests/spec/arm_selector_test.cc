@@ -267,7 +267,7 @@ namespace {
 // (LEVER's trees against EdgeLLM's at EMULATED 25 MB/s, docs/auto.md), and plain decoding.
 // Returns the share of cycles on the best arm over sessions 2..n; `carry`: each session
 // starts from the lasting evidence of the one before (auto's profile file).
-double best_arm_share_over_sessions(bool carry, int sessions, uint64_t seed) {
+double best_arm_share_over_sessions_with(const ArmSelectorOptions& options, bool carry, int sessions, uint64_t seed) {
   uint64_t rng = seed;
   const auto uniform = [&rng] {
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -278,7 +278,8 @@ double best_arm_share_over_sessions(bool carry, int sessions, uint64_t seed) {
   std::vector<ArmEvidence> kept(3);
   int64_t on_best = 0, counted = 0;
   for (int s = 0; s < sessions; ++s) {
-    ArmSelector sel(3);
+    ArmSelector sel(3, options);
+    sel.set_max_tokens_per_cycle(0, 1);
     if (carry)
       for (int a = 0; a < 3; ++a) sel.start_from(a, kept[static_cast<size_t>(a)]);
     for (int i = 0; i < 200; ++i) {
@@ -296,14 +297,23 @@ double best_arm_share_over_sessions(bool carry, int sessions, uint64_t seed) {
   return static_cast<double>(on_best) / static_cast<double>(counted);
 }
 
+double best_arm_share_over_sessions(bool carry, int sessions, uint64_t seed) {
+  return best_arm_share_over_sessions_with({}, carry, sessions, seed);
+}
+
 TEST(ArmSelector, EvidenceCarriedAcrossSessionsTellsNearArmsApart) {
-  // Measured: fresh 0.57-0.82, carried 0.88-0.97 over seeds 1..8.
-  for (uint64_t seed : {1, 2, 3}) {
-    const double fresh = best_arm_share_over_sessions(false, 20, seed);
-    const double carried = best_arm_share_over_sessions(true, 20, seed);
-    EXPECT_GT(carried, 0.9) << "seed " << seed;
-    EXPECT_GT(carried, fresh + 0.1) << "seed " << seed << ": fresh sessions " << fresh;
+  // Measured over seeds 1..8: fresh 0.71-0.86 (mean 0.79), carried 0.84-0.96 (mean 0.91).
+  // (Before thinly measured arms were re-measured at once: fresh 0.52-0.85, carried 0.82-0.97.)
+  double fresh = 0, carried = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const double f = best_arm_share_over_sessions(false, 20, seed);
+    const double c = best_arm_share_over_sessions(true, 20, seed);
+    EXPECT_GT(c, 0.8) << "seed " << seed;
+    fresh += f / 8;
+    carried += c / 8;
   }
+  EXPECT_GT(carried, 0.88);
+  EXPECT_GT(carried, fresh + 0.05) << "fresh sessions " << fresh;
 }
 
 TEST(ArmSelector, StartsFromEarlierEvidenceOnTheBestArm) {
@@ -338,6 +348,68 @@ TEST(ArmSelector, AnArmWithoutEarlierEvidenceIsStillTried) {
   const auto runs = simulate(second, arms, 200, nullptr, nullptr);
   EXPECT_GE(runs[2], 1) << "arm 2 had no usable evidence: it is tried as new";
   EXPECT_GT(runs[1], 180);
+}
+
+}  // namespace
+}  // namespace sf
+
+namespace sf {
+namespace {
+
+// One session of `cycles` cycles over plain decoding (1 token per cycle), a near arm (5.5
+// tokens per cycle on average) and the best arm (6.4), cycles of 1 to ~12 tokens in ~1 s,
+// whose first `unlucky` cycles emit 1.5 tokens each. Returns the share of cycles on the best.
+double best_arm_share_after_unlucky_start(const ArmSelectorOptions& options, int unlucky, int cycles, uint64_t seed,
+                                          bool plain_limit) {
+  uint64_t rng = seed;
+  const auto uniform = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(rng >> 11) / static_cast<double>(uint64_t{1} << 53);
+  };
+  // A drafting arm's cycle emits 1 token when the first draft token is rejected (the best
+  // arm's long trees: 35% of cycles; the near arm's: 20%), else 2 to `top` tokens.
+  const double rejected[3] = {1.0, 0.2, 0.35}, top[3] = {1.0, 8.9, 16.6};
+  ArmSelector sel(3, options);
+  if (plain_limit) sel.set_max_tokens_per_cycle(0, 1);
+  int best_runs = 0, on_best = 0;
+  for (int i = 0; i < cycles; ++i) {
+    const int a = sel.choose();
+    double tokens = uniform() < rejected[a] ? 1.0 : 2 + uniform() * (top[a] - 2);
+    if (a == 2 && best_runs++ < unlucky) tokens = 1;
+    sel.observe(a, tokens, 0.9 + 0.2 * uniform());
+    on_best += a == 2;
+  }
+  return static_cast<double>(on_best) / cycles;
+}
+
+TEST(ArmSelector, TwoUnluckyCyclesDoNotBuryTheBestArm) {
+  // Before thinly measured arms were re-measured at once (and exploring a better arm earned
+  // its regret back), the best arm's share was 0.13 after the unlucky start and 0.64 after a
+  // fair one (40 seeds); now 0.63 and 0.75.
+  double unlucky = 0, fair = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    unlucky += best_arm_share_after_unlucky_start({}, 2, 200, seed, true) / 40;
+    fair += best_arm_share_after_unlucky_start({}, 0, 200, seed, true) / 40;
+  }
+  EXPECT_GT(unlucky, 0.55);
+  EXPECT_GT(fair, 0.7);
+}
+
+// Plain decoding emits one token per cycle: in the I/O-bound regimes its cycle costs a whole
+// streamed pass, as a tree's does, so it cannot catch up however few cycles measured it.
+// Told so, the selector re-measures it from the small far share from its first cycle.
+TEST(ArmSelector, AnArmThatCannotCatchUpIsFarBehindFromItsFirstCycle) {
+  const std::vector<SimArm> arms = {{1, 1.0}, {5, 1.0}, {4, 1.0}};
+  int64_t plain_runs[2];
+  for (bool limit : {false, true}) {
+    ArmSelector sel(3);
+    if (limit) sel.set_max_tokens_per_cycle(0, 1);
+    plain_runs[limit] = simulate(sel, arms, 400, nullptr, nullptr)[0];
+  }
+  EXPECT_GE(plain_runs[1], 1) << "still tried, and re-measured now and then";
+  EXPECT_LT(plain_runs[1], plain_runs[0]) << "without the limit: " << plain_runs[0];
+  std::printf("plain cycles of 400: %lld without the limit, %lld with it\n", static_cast<long long>(plain_runs[0]),
+              static_cast<long long>(plain_runs[1]));
 }
 
 }  // namespace

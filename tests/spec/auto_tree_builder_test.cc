@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "spec/edgellm_tree_builder.h"
@@ -45,6 +47,26 @@ TEST(AutoTreeBuilder, EveryArmsCalibrationLearnsFromTheCyclesOfTheOthers) {
   EXPECT_EQ(autob.selector().cycles(1), 0);
   EXPECT_LT(lever->reliability(), prior - 0.5) << "LEVER's reliability learnt that the target leaves the candidates";
   EXPECT_LT(edgellm->reliability(), prior - 0.5) << "and so did EdgeLLM's";
+}
+
+// The selector is told how many tokens each arm's cycle can emit, so that an arm that cannot
+// catch up with the best at its measured cost per cycle (plain decoding, a short chain, when
+// every cycle costs a streamed pass) counts as far behind from its first cycle.
+TEST(AutoTreeBuilder, EachArmSaysHowManyTokensItsCycleCanEmit) {
+  SpecConfig config;
+  config.method = SpecConfig::Method::kAuto;
+  config.draft_model_path = "draft.gguf";
+  config.max_tree_depth = 12;
+  std::map<std::string, double> max_tokens;
+  for (const AutoArm& arm : make_auto_arms(config, true)) max_tokens[arm.name] = arm.drafts ? arm.max_tokens : 1;
+  const std::map<std::string, double> expected = {{"plain", 1},   {"lever", 13},  {"edgellm", 13},
+                                                  {"chain:4", 5}, {"chain:2", 3}, {"chain:8", 9}};
+  EXPECT_EQ(max_tokens, expected);
+
+  config.draft_model_path.clear();  // retrieval: CoordGen's trees of at most 16 and 4 nodes
+  max_tokens.clear();
+  for (const AutoArm& arm : make_auto_arms(config, false)) max_tokens[arm.name] = arm.drafts ? arm.max_tokens : 1;
+  EXPECT_EQ(max_tokens, (std::map<std::string, double>{{"plain", 1}, {"coordgen:16", 17}, {"coordgen:4", 5}}));
 }
 
 }  // namespace
