@@ -111,6 +111,20 @@ inline int unpack_scale_q3_k(int j, const uint8_t* s) {
   return (low | (high << 4)) - 32;
 }
 
+// All 16 of Q3_K's stored scales (0..63, unpack_scale_q3_k's value + 32) four per 32-bit
+// word, for the SIMD kernels: bytes 0-7 of `low` are scales 0-7, of `high` scales 8-15.
+inline void unpack_scales_q3_k_words(const uint8_t* s, uint64_t* low, uint64_t* high) {
+  uint32_t a[3];
+  std::memcpy(a, s, 12);
+  constexpr uint32_t kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+  const uint64_t r0 = (a[0] & kLow4) | ((a[2] & kLow2) << 4);
+  const uint64_t r1 = (a[1] & kLow4) | (((a[2] >> 2) & kLow2) << 4);
+  const uint64_t r2 = ((a[0] >> 4) & kLow4) | (((a[2] >> 4) & kLow2) << 4);
+  const uint64_t r3 = ((a[1] >> 4) & kLow4) | (((a[2] >> 6) & kLow2) << 4);
+  *low = r0 | (r1 << 32);
+  *high = r2 | (r3 << 32);
+}
+
 // llama.cpp's round-to-nearest for the K-quant searches: adding 1.5 * 2^23 makes the FPU
 // round to an integer (ties to even). Kept bit-exact so our files equal llama-quantize's.
 inline int nearest_int(float fval) {

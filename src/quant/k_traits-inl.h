@@ -146,15 +146,9 @@ struct Q3KFormat {
   static constexpr int kOffset = 4;  // level = low2 + 4 * hbit stands for level - 4
   static HWY_INLINE VS8 Scales(const Block& b) {
     // 16 six-bit scales (layout in unpack_scale_q3_k), four per 32-bit word.
-    uint32_t a[3];
-    std::memcpy(a, b.scales, 12);
-    constexpr uint32_t kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-    const uint64_t r0 = (a[0] & kLow4) | ((a[2] & kLow2) << 4);
-    const uint64_t r1 = (a[1] & kLow4) | (((a[2] >> 2) & kLow2) << 4);
-    const uint64_t r2 = ((a[0] >> 4) & kLow4) | (((a[2] >> 4) & kLow2) << 4);
-    const uint64_t r3 = ((a[1] >> 4) & kLow4) | (((a[2] >> 6) & kLow2) << 4);
-    const VS8 v = BytesFromWords(r0 | (r1 << 32), r2 | (r3 << 32));
-    return v - hn::Set(DS8(), 32);
+    uint64_t low, high;
+    unpack_scales_q3_k_words(b.scales, &low, &high);
+    return BytesFromWords(low, high) - hn::Set(DS8(), 32);
   }
   static HWY_INLINE void Load(const Block& b, int half, size_t c, V16* q) {
     const V16 v = LoadU8(b.qs + 32 * half + c * kL16);

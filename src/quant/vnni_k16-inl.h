@@ -94,17 +94,11 @@ struct VnniQ3K {
       q[k] = _mm256_or_si256(TwoBitLevels(qs, k), _mm256_slli_epi16(bit, 2));
     }
   }
-  // 16 six-bit scales, four per 32-bit word (layout: unpack_scale_q3_k), minus 32.
+  // 16 six-bit scales (layout: unpack_scale_q3_k), minus 32.
   static HWY_INLINE __m128i Scales(const Block& b) {
-    uint32_t a[3];
-    std::memcpy(a, b.scales, 12);
-    constexpr uint32_t kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-    const uint64_t r0 = (a[0] & kLow4) | ((a[2] & kLow2) << 4);
-    const uint64_t r1 = (a[1] & kLow4) | (((a[2] >> 2) & kLow2) << 4);
-    const uint64_t r2 = ((a[0] >> 4) & kLow4) | (((a[2] >> 4) & kLow2) << 4);
-    const uint64_t r3 = ((a[1] >> 4) & kLow4) | (((a[2] >> 6) & kLow2) << 4);
-    const __m128i six = _mm_set_epi64x(static_cast<int64_t>(r2 | (r3 << 32)), static_cast<int64_t>(r0 | (r1 << 32)));
-    return _mm_sub_epi8(six, _mm_set1_epi8(32));
+    uint64_t low, high;
+    unpack_scales_q3_k_words(b.scales, &low, &high);
+    return _mm_sub_epi8(_mm_set_epi64x(static_cast<int64_t>(high), static_cast<int64_t>(low)), _mm_set1_epi8(32));
   }
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/fp16.h"
+#include "quant/block_types.h"
 #include "quant/dequantize.h"
 #include "quant/ggml_type.h"
 
@@ -246,6 +247,25 @@ void pack_k4_scales(const int* scale, const int* min, uint8_t* s) {
 // Q4_K: d, dmin, scales[12], qs[128]; element l of 64-group g is the low nibble of
 // qs[32g + l] (sub-block 2g), element 32 + l the high nibble (sub-block 2g + 1).
 // Q5_K adds qh[32]: bit s of qh[l] is the fifth bit of element l of sub-block s.
+// The SIMD kernels read Q3_K's 16 scales four at a time; every byte pattern of the 12
+// packed bytes' fields must give unpack_scale_q3_k's values (+ 32).
+TEST(KnownAnswer, Q3_KScaleWordsMatchTheOneAtATimeUnpack) {
+  uint64_t state = 1;
+  for (int trial = 0; trial < 2000; ++trial) {
+    uint8_t packed[12];
+    for (uint8_t& b : packed) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      b = static_cast<uint8_t>(state >> 56);
+    }
+    uint64_t low, high;
+    quant::unpack_scales_q3_k_words(packed, &low, &high);
+    for (int j = 0; j < 16; ++j) {
+      const int word_byte = static_cast<int>(((j < 8 ? low : high) >> (8 * (j % 8))) & 0xFF);
+      ASSERT_EQ(word_byte - 32, quant::unpack_scale_q3_k(j, packed)) << "scale " << j << ", trial " << trial;
+    }
+  }
+}
+
 TEST(KnownAnswer, Q4_KAndQ5_K) {
   int scale[8], min[8];
   for (int j = 0; j < 8; ++j) {
