@@ -113,14 +113,18 @@ HWY_INLINE void PrepareActPair(const BlockQ8_0* x0, const BlockQ8_0* x1, __m512i
 
 // A weight block pair as the unsigned operand. Q4_0 blocks hold elements j (low nibble) and
 // j + 16 (high) in byte j, so [qs0, qs0, qs1, qs1] with the high nibbles shifted down in the
-// 2nd and 4th 128-bit lanes lines up with the two blocks' 32 activation bytes each.
-HWY_INLINE __m512i WeightPairBytes(const BlockQ4_0* b0, const BlockQ4_0* b1) {
-  const __m256i q0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0->qs)));
-  const __m256i q1 = b1 ? _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b1->qs)))
-                        : _mm256_setzero_si256();
+// 2nd and 4th 128-bit lanes lines up with the two blocks' 32 activation bytes each. (Q5_0's
+// qs are laid out the same way.)
+HWY_INLINE __m512i PairNibbles(const uint8_t* qs0, const uint8_t* qs1) {
+  const __m256i q0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs0)));
+  const __m256i q1 = qs1 ? _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs1)))
+                         : _mm256_setzero_si256();
   const __m512i both = _mm512_inserti64x4(_mm512_zextsi256_si512(q0), q1, 1);
   const __m512i shift = _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0);
   return _mm512_and_si512(_mm512_srlv_epi64(both, shift), _mm512_set1_epi8(0x0F));
+}
+HWY_INLINE __m512i WeightPairBytes(const BlockQ4_0* b0, const BlockQ4_0* b1) {
+  return PairNibbles(b0->qs, b1 ? b1->qs : nullptr);
 }
 // Q5_0 as Q4_0, plus 16 on the bytes whose fifth bit is set: bit j of qh is element j, which
 // sits in byte j of the block's 32 (low nibbles 0..15, then high nibbles 16..31), so the two
@@ -131,12 +135,7 @@ HWY_INLINE uint32_t FifthBits(const BlockQ5_0& b) {
   return bits;
 }
 HWY_INLINE __m512i WeightPairBytes(const BlockQ5_0* b0, const BlockQ5_0* b1) {
-  const __m256i q0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0->qs)));
-  const __m256i q1 = b1 ? _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b1->qs)))
-                        : _mm256_setzero_si256();
-  const __m512i both = _mm512_inserti64x4(_mm512_zextsi256_si512(q0), q1, 1);
-  const __m512i shift = _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0);
-  const __m512i q = _mm512_and_si512(_mm512_srlv_epi64(both, shift), _mm512_set1_epi8(0x0F));
+  const __m512i q = PairNibbles(b0->qs, b1 ? b1->qs : nullptr);
   const uint64_t fifth = FifthBits(*b0) | (b1 ? uint64_t{FifthBits(*b1)} << 32 : 0);
   return _mm512_mask_add_epi8(q, _cvtu64_mask64(fifth), q, _mm512_set1_epi8(16));
 }
