@@ -16,7 +16,8 @@
 //   types only: main's dot_rows before the batched lane sums, kept in
 //   float_dot_rows_old-inl.h), "dot" (dot per row and activation row), "dot_rows" (once per
 //   activation row) and "tile" (all activation rows in one call, as matmul does, including a
-//   tile's activation layout if it has one). The variants are timed in turns, each keeping
+//   tile's activation layout if it has one) and "small" (the tile's kernel for batches under its
+//   minimum, DotTile::small_run, where it has one). The variants are timed in turns, each keeping
 //   its fastest sample; "speed-up" is old (or else dot_rows) over the best new variant.
 #include <algorithm>
 #include <cstdio>
@@ -157,8 +158,8 @@ int batch(int argc, char** argv) {
   std::vector<int64_t> targets = sf::dot_kernel_targets();
   if (!all_targets) targets.resize(1);
   std::printf("matrices x activation rows, one thread, us per call (fastest burst)\n");
-  std::printf("%-5s %-8s %5s %5s %5s %9s %9s %9s %9s %9s %9s\n", "type", "target", "K", "rows", "acts", "old", "dot",
-              "dot_rows", "tile", "speed-up", "ns/out");
+  std::printf("%-5s %-8s %5s %5s %5s %9s %9s %9s %9s %9s %9s %9s\n", "type", "target", "K", "rows", "acts", "old",
+              "dot", "dot_rows", "tile", "small", "speed-up", "ns/out");
   std::vector<std::string> json;
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -212,32 +213,39 @@ int batch(int argc, char** argv) {
               tile.run(w.data(), row_bytes, rows, tile_x, act_bytes, acts, cols, out.data(), rows);
               g_sink = out[0];
             };
-            double t_old = 1e30, t_dot = 1e30, t_rows = 1e30, t_tile = 1e30;
+            // The tile's kernel for batches under its min_act_rows (DotTile::small_run).
+            const auto run_small = [&] {
+              tile.small_run(w.data(), row_bytes, rows, x.data(), act_bytes, acts, cols, out.data(), rows);
+              g_sink = out[0];
+            };
+            double t_old = 1e30, t_dot = 1e30, t_rows = 1e30, t_tile = 1e30, t_small = 1e30;
             sf::Stopwatch total;
             while (total.elapsed() < min_seconds) {
               if (old_index >= 0) t_old = std::min(t_old, time_burst(old));
               t_dot = std::min(t_dot, time_burst(dot));
               t_rows = std::min(t_rows, time_burst(dot_rows));
               if (tile && acts > 1) t_tile = std::min(t_tile, time_burst(run_tile));
+              if (tile.small_run && acts > 1) t_small = std::min(t_small, time_burst(run_small));
             }
-            const double best = std::min(t_rows, t_tile);
-            const bool has_old = t_old < 1e30, has_tile = t_tile < 1e30;
-            char old_us[32] = "-", tile_us[32] = "-";
+            const double best = std::min({t_rows, t_tile, t_small});
+            const bool has_old = t_old < 1e30, has_tile = t_tile < 1e30, has_small = t_small < 1e30;
+            char old_us[32] = "-", tile_us[32] = "-", small_us[32] = "-";
             if (has_old) std::snprintf(old_us, sizeof(old_us), "%.2f", t_old * 1e6);
             if (has_tile) std::snprintf(tile_us, sizeof(tile_us), "%.2f", t_tile * 1e6);
-            std::printf("%-5s %-8s %5lld %5lld %5lld %9s %9.2f %9.2f %9s %8.2fx %9.2f\n", sf::type_name(type),
+            if (has_small) std::snprintf(small_us, sizeof(small_us), "%.2f", t_small * 1e6);
+            std::printf("%-5s %-8s %5lld %5lld %5lld %9s %9.2f %9.2f %9s %9s %8.2fx %9.2f\n", sf::type_name(type),
                         target.c_str(), static_cast<long long>(cols), static_cast<long long>(rows),
-                        static_cast<long long>(acts), old_us, t_dot * 1e6, t_rows * 1e6, tile_us,
+                        static_cast<long long>(acts), old_us, t_dot * 1e6, t_rows * 1e6, tile_us, small_us,
                         (has_old ? t_old : t_rows) / best, best * 1e9 / static_cast<double>(rows * acts));
             std::fflush(stdout);
             char line[512];
             std::snprintf(line, sizeof(line),
                           "json: {\"bench\":\"batch\",\"target\":\"%s\",\"type\":\"%s\",\"cols\":%lld,"
                           "\"rows\":%lld,\"acts\":%lld,\"old_us\":%.3f,\"dot_us\":%.3f,\"dot_rows_us\":%.3f,"
-                          "\"tile_us\":%.3f}",
+                          "\"tile_us\":%.3f,\"small_us\":%.3f}",
                           target.c_str(), sf::type_name(type), static_cast<long long>(cols),
                           static_cast<long long>(rows), static_cast<long long>(acts), has_old ? t_old * 1e6 : -1.0,
-                          t_dot * 1e6, t_rows * 1e6, has_tile ? t_tile * 1e6 : -1.0);
+                          t_dot * 1e6, t_rows * 1e6, has_tile ? t_tile * 1e6 : -1.0, has_small ? t_small * 1e6 : -1.0);
             json.push_back(line);
           }
         }

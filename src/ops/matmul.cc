@@ -55,8 +55,9 @@ void multiply(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x
 
   // Row panels always take the panel kernel, whatever the batch. Otherwise, for several
   // tokens, the tile kernel (every weight type's, on the SIMD targets) decodes or widens each
-  // weight block once for a tile of tokens. Both are bit-identical to dot_rows, so neither the layout nor the
-  // batch size changes a float.
+  // weight block once for a tile of tokens (under the tile's min_act_rows, its small_run when it
+  // has one, else dot_rows per token). All are bit-identical to dot_rows, so neither the layout
+  // nor the batch size changes a float.
   const bool panels = w.layout == WeightLayout::kRowPanels;
   DotTile tile;
   if (panels) {
@@ -64,7 +65,7 @@ void multiply(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x
     SF_CHECK(static_cast<bool>(tile), "a %s matrix in row panels, but no panel kernel", type_name(w.type));
   } else if (n_tokens > 1) {
     tile = find_dot_tile(w.type, act_type);
-    if (n_tokens < tile.min_act_rows) tile = DotTile{};
+    if (n_tokens < tile.min_act_rows) tile = tile.small_run ? DotTile{tile.small_run} : DotTile{};
   }
   const uint8_t* tile_act = act;
   if (tile && tile.prepare) {

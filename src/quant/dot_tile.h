@@ -35,6 +35,10 @@ struct DotTile {
   // The batch size from which the tile is faster than dot_rows once per activation row
   // (both are bit-identical, so the choice is free).
   int64_t min_act_rows = 2;
+  // For batches of 2 to min_act_rows - 1 rows, when set: a kernel that is faster there than
+  // dot_rows once per activation row, on the quantised rows (no `prepare`), bit-identical
+  // too. The VNNI K16 tiles have one (vnni_k16-inl.h).
+  DotTileFn small_run = nullptr;
 
   explicit operator bool() const { return run != nullptr; }
 };

@@ -121,13 +121,15 @@ DotTile GetTileK(GgmlType weight_type, GgmlType activation_type) {
   switch (weight_type) {
     case GgmlType::Q2_K:
 #if HWY_TARGET == HWY_AVX3_DL
-      return DotTile{&VnniK16TileRun<VnniQ2K>, &VnniK16PreparedBytes, &VnniK16Prepare, kVnniK2MinRows};  // as Q4_K
+      return DotTile{&VnniK16TileRun<VnniQ2K>, &VnniK16PreparedBytes, &VnniK16Prepare, kVnniK2MinRows,
+                     &VnniK16SmallRun<VnniQ2K>};  // as Q4_K
 #else
       return DotTile{&Tile<K16Kernel<Q2KFormat> >};
 #endif
     case GgmlType::Q3_K:
 #if HWY_TARGET == HWY_AVX3_DL
-      return DotTile{&VnniK16TileRun<VnniQ3K>, &VnniK16PreparedBytes, &VnniK16Prepare, kVnniK3MinRows};  // as Q4_K
+      return DotTile{&VnniK16TileRun<VnniQ3K>, &VnniK16PreparedBytes, &VnniK16Prepare, kVnniK3MinRows,
+                     &VnniK16SmallRun<VnniQ3K>};  // as Q4_K
 #else
       return DotTile{&Tile<K16Kernel<Q3KFormat> >};
 #endif
@@ -147,7 +149,8 @@ DotTile GetTileK(GgmlType weight_type, GgmlType activation_type) {
 #endif
     case GgmlType::Q6_K:
 #if HWY_TARGET == HWY_AVX3_DL
-      return DotTile{&VnniK16TileRun<VnniQ6K>, &VnniK16PreparedBytes, &VnniK16Prepare, kVnniK6MinRows};  // as Q4_K
+      return DotTile{&VnniK16TileRun<VnniQ6K>, &VnniK16PreparedBytes, &VnniK16Prepare, kVnniK6MinRows,
+                     &VnniK16SmallRun<VnniQ6K>};  // as Q4_K
 #else
       return DotTile{&Tile<K16Kernel<Q6KFormat> >};
 #endif

@@ -27,6 +27,7 @@
 #include <immintrin.h>  // used only in the AVX3_DL pass below
 #endif
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -169,6 +170,153 @@ HWY_INLINE float VnniK16Dot(const typename F::Block* w, const BlockQ8_K* x, int6
   return F::kMins ? a - b : a;
 }
 
+// ---- Small batches: one weight row x up to eight activation rows, as quantised. ----
+//
+// Below kVnniK*MinRows rows a panel (16 activation rows whatever the batch) costs more than
+// it saves, and dot_rows once per activation row decodes every weight super-block once per
+// activation row (at 4 rows 0.7x the AVX3 tile it replaced). This decodes the super-block
+// once for up to eight rows and computes VnniK16Dot's values for each of them: the same exact
+// integers A_i and B_i (summed in another order, still exact) and the same float chains, so
+// every output is the float dot computes.
+
+// The sums of the eight int32 lanes of v[0..C-1] (exact).
+template <int C>
+HWY_INLINE void LaneSums(const __m256i* v, int32_t* sums) {
+  if constexpr (C > 0) {
+    const __m256i z = _mm256_setzero_si256();
+    // Lane k of the low half: v_k's lanes 0-3 summed; of the high half: its lanes 4-7.
+    const __m256i t01 = _mm256_hadd_epi32(v[0], C > 1 ? v[1] : z);
+    const __m256i t23 = _mm256_hadd_epi32(C > 2 ? v[2] : z, C > 3 ? v[3] : z);
+    const __m256i t = _mm256_hadd_epi32(t01, t23);
+    alignas(16) int32_t four[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(four),
+                    _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1)));
+    for (int c = 0; c < (C < 4 ? C : 4); ++c) sums[c] = four[c];
+    if constexpr (C > 4) LaneSums<C - 4>(v + 4, sums + 4);
+  }
+}
+
+// Each dpbusd lane (four products of a level 0..63 and an int8 activation) is at most
+// 63 * 128 * 4 = 32,256 in magnitude: an int16 in the lane's low half (the high half its sign).
+// vpdpwssd against a lane holding the lane's sub-block scale in its low half and zero in the
+// high one adds exactly lane * scale to the accumulator, so the per-activation work is two
+// VNNI instructions per 32 levels, with no horizontal adds until the super-block's end.
+// The scales of half h, pair j: sub-block 8h + 2j in lanes 0-3, 8h + 2j + 1 in lanes 4-7.
+HWY_INLINE void LaneScales(__m128i raw_scales, __m256i* lanes) {
+  const __m256i low16 = _mm256_set1_epi32(0xFFFF);
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; ++k) {
+    const char s0 = static_cast<char>(2 * k), s1 = static_cast<char>(2 * k + 1);
+    const __m128i pick = _mm_setr_epi8(s0, s0, s0, s0, s1, s1, s1, s1, 0, 0, 0, 0, 0, 0, 0, 0);
+    lanes[k] = _mm256_and_si256(_mm256_cvtepi8_epi32(_mm_shuffle_epi8(raw_scales, pick)), low16);
+  }
+}
+
+// out[c] = VnniK16Dot(w, x[c], nb) for c < C.
+template <class F, int C>
+HWY_INLINE void VnniK16RowDots(const typename F::Block* w, const BlockQ8_K* const* x, int64_t nb, float* out) {
+  const float* f16 = fp16_table();
+  float a[C], b[C];
+  for (int c = 0; c < C; ++c) a[c] = b[c] = 0.0f;
+  for (int64_t i = 0; i < nb; ++i) {
+    const typename F::Block& wb = w[i];
+    PrefetchBlockAhead<kK16PrefetchBlocks<F>>(&wb);
+    const __m128i raw_scales = F::Scales(wb);
+    __m256i sc[8];
+    LaneScales(raw_scales, sc);
+    __m256i acc[C];
+    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      __m256i q[4];
+      F::UnpackHalf(wb, h, q);
+#pragma GCC unroll 8
+      for (int c = 0; c < C; ++c) {
+        const int8_t* xq = x[c][i].qs + 128 * h;
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q[j],
+                                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * j)));
+          acc[c] = _mm256_dpwssd_epi32(acc[c], s, sc[4 * h + j]);
+        }
+      }
+    }
+    // The offset's group-sum term and the mins', lane by lane before the lane sums.
+    const __m256i scales16 = _mm256_cvtepi8_epi16(raw_scales);
+    __m256i mins16 = _mm256_setzero_si256(), m[C];
+    if constexpr (F::kMins) mins16 = _mm256_cvtepi8_epi16(F::Mins(wb));
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) {
+      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c][i].bsums));
+      if constexpr (F::kOffsetShift >= 0)
+        acc[c] = _mm256_sub_epi32(acc[c], _mm256_slli_epi32(_mm256_madd_epi16(scales16, bsums), F::kOffsetShift));
+      if constexpr (F::kMins) m[c] = _mm256_madd_epi16(mins16, bsums);
+    }
+    int32_t big_a[C], big_b[C];
+    LaneSums<C>(acc, big_a);
+    if constexpr (F::kMins) LaneSums<C>(m, big_b);
+    const float d = f16[wb.d];
+    for (int c = 0; c < C; ++c) {
+      a[c] = __builtin_fmaf(static_cast<float>(big_a[c]), d * x[c][i].d, a[c]);
+      if constexpr (F::kMins) b[c] = __builtin_fmaf(static_cast<float>(big_b[c]), f16[wb.dmin] * x[c][i].d, b[c]);
+    }
+  }
+  for (int c = 0; c < C; ++c) out[c] = F::kMins ? a[c] - b[c] : a[c];
+}
+
+// C activation rows (row c at x + c * x_stride) against each of n_rows weight rows.
+template <class F, int C>
+HWY_INLINE void VnniK16SmallGroup(const uint8_t* w, size_t row_stride, int64_t n_rows, const uint8_t* x,
+                                  size_t x_stride, int64_t nb, float* out, int64_t out_stride) {
+  const BlockQ8_K* xr[C];
+  for (int c = 0; c < C; ++c) xr[c] = reinterpret_cast<const BlockQ8_K*>(x + c * x_stride);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    float dots[C];
+    VnniK16RowDots<F, C>(reinterpret_cast<const typename F::Block*>(w + r * row_stride), xr, nb, dots);
+    for (int c = 0; c < C; ++c) out[c * out_stride + r] = dots[c];
+  }
+}
+
+// DotTile::small_run: the tile's interface on the quantised rows (no preparation), for the
+// batches under the tile's minimum; any count of activation rows, eight at a time.
+template <class F>
+void VnniK16SmallRun(const void* weight, size_t row_stride, int64_t n_rows, const void* act, size_t act_stride,
+                     int64_t n_act, int64_t n, float* out, int64_t out_stride) {
+  const auto* w = static_cast<const uint8_t*>(weight);
+  const auto* x = static_cast<const uint8_t*>(act);
+  const int64_t nb = n / kQK_K;
+  for (int64_t c = 0; c < n_act; c += 8) {
+    const uint8_t* xc = x + c * act_stride;
+    float* oc = out + c * out_stride;
+    switch (std::min<int64_t>(8, n_act - c)) {
+      case 1:
+        VnniK16SmallGroup<F, 1>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
+        break;
+      case 2:
+        VnniK16SmallGroup<F, 2>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
+        break;
+      case 3:
+        VnniK16SmallGroup<F, 3>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
+        break;
+      case 4:
+        VnniK16SmallGroup<F, 4>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
+        break;
+      case 5:
+        VnniK16SmallGroup<F, 5>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
+        break;
+      case 6:
+        VnniK16SmallGroup<F, 6>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
+        break;
+      case 7:
+        VnniK16SmallGroup<F, 7>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
+        break;
+      default:
+        VnniK16SmallGroup<F, 8>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
+        break;
+    }
+  }
+}
+
 // ---- The tile: 16 Q8_K activation rows per panel, prepared once per matmul. ----
 
 // Per (panel, super-block): 64 vectors of four elements per lane (lane c: activation row c),
@@ -273,13 +421,14 @@ HWY_INLINE void VnniK16PanelT(const uint8_t* w, size_t stride, const VnniK16Pane
   for (int r = 0; r < R; ++r) out[r] = F::kMins ? _mm512_sub_ps(a[r], b[r]) : a[r];
 }
 
-// A panel costs about as much as six (Q6_K, Q3_K) or eight (Q2_K) one-row dots whatever the
-// batch (quant_dot_bench --batch, K = 2048, 512 rows: 167-176 us per Q6_K panel of up to 16
-// rows against ~28 us per row of dot_rows; Q3_K 156-166 against ~34; Q2_K 161-168 against
-// ~25), so smaller batches use dot_rows (bit-identical).
-inline constexpr int64_t kVnniK6MinRows = 6;
-inline constexpr int64_t kVnniK3MinRows = 6;
-inline constexpr int64_t kVnniK2MinRows = 8;
+// A panel costs the same for 1 to 16 activation rows (quant_dot_bench --batch, K = 2048, 512
+// rows, one thread: 167-176 us per Q6_K, Q3_K or Q2_K panel), while the small-batch kernel
+// above costs ~15-18 us per activation row (Q6_K 68 us at 4 rows, 149 at 9, 160 at 10;
+// Q3_K 71, 161, 168; Q2_K 70, 162, 175), so batches under these sizes take the small-batch
+// kernel (both bit-identical to dot).
+inline constexpr int64_t kVnniK6MinRows = 11;
+inline constexpr int64_t kVnniK3MinRows = 10;
+inline constexpr int64_t kVnniK2MinRows = 10;
 
 // The tile on prepared activations: out[c * out_stride + r] for r < n_rows, c < n_act.
 template <class F>

@@ -44,6 +44,22 @@ TEST(DotTile, LegacyFormatsAndKQuantsHaveTiles) {
   EXPECT_FALSE(find_dot_tile(GgmlType::F16, GgmlType::BF16));
 }
 
+// The VNNI K16 tiles (a panel of 16 activation rows costs six to eight one-row dots) come
+// with a kernel for the batches under their minimum; without it those ran dot_rows per row.
+TEST(DotTile, VnniK16TilesHaveASmallBatchKernel) {
+  bool vnni = false;
+  for (int64_t target : dot_kernel_targets()) {
+    if (dot_kernel_target_name(target) != "AVX3_DL") continue;
+    vnni = true;
+    for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q6_K}) {
+      const DotTile tile = find_dot_tile_for_target(type, GgmlType::Q8_K, target);
+      EXPECT_GT(tile.min_act_rows, 2) << type_name(type);
+      EXPECT_NE(tile.small_run, nullptr) << type_name(type);
+    }
+  }
+  if (!vnni) GTEST_SKIP() << "no AVX3_DL target on this CPU";
+}
+
 TEST(DotTile, FloatPairsHaveTilesOnEverySimdTarget) {
   for (int64_t target : dot_kernel_targets()) {
     const bool scalar = dot_kernel_target_name(target) == "SCALAR";
@@ -142,34 +158,41 @@ void check_tiles_on_every_target(GgmlType type, GgmlType act_type, std::initiali
           scale[c * max_rows + r] = magnitude(type, wr, act_type, xc, n);
         }
       }
-      for (int64_t n_rows : shape.rows) {
-        for (int64_t n_act : shape.acts) {
-          const int64_t out_stride = n_rows + 3;  // a stride wider than the rows written
-          std::vector<float> out(out_stride * n_act, -1.0f);
-          run_tile(tile, w.data(), w_stride, n_rows, x.data(), x_stride, n_act, n, out.data(), out_stride);
-          std::vector<float> want_ref, got;
-          std::vector<double> magnitudes;
-          for (int64_t c = 0; c < n_act; ++c) {
-            for (int64_t r = 0; r < n_rows; ++r) {
-              const float d = dot[c * max_rows + r], o = out[c * out_stride + r];
-              ASSERT_EQ(test::float_bits(o), test::float_bits(d))
-                  << dot_kernel_target_name(target) << " " << type_name(type) << " x " << type_name(act_type)
-                  << " n=" << n << " rows=" << n_rows << " act=" << n_act << " (" << r << "," << c << ")";
-              want_ref.push_back(dot_ref[c * max_rows + r]);
-              got.push_back(o);
-              magnitudes.push_back(scale[c * max_rows + r]);
-              if (shape.max_error > 0) {
-                ASSERT_LE(std::fabs(static_cast<double>(o) - want_ref.back()),
-                          shape.max_error * scale[c * max_rows + r] + 1e-30)
-                    << dot_kernel_target_name(target) << " " << type_name(type) << " x " << type_name(act_type)
-                    << " n=" << n << " (" << r << "," << c << ")";
+      // The tile, and its kernel for small batches where it has one (on every count of
+      // activation rows, though matmul uses it only under min_act_rows).
+      std::vector<std::pair<const char*, DotTile>> variants = {{"tile", tile}};
+      if (tile.small_run) variants.push_back({"small_run", DotTile{tile.small_run}});
+      for (const auto& [variant, run] : variants) {
+        for (int64_t n_rows : shape.rows) {
+          for (int64_t n_act : shape.acts) {
+            const int64_t out_stride = n_rows + 3;  // a stride wider than the rows written
+            std::vector<float> out(out_stride * n_act, -1.0f);
+            run_tile(run, w.data(), w_stride, n_rows, x.data(), x_stride, n_act, n, out.data(), out_stride);
+            std::vector<float> want_ref, got;
+            std::vector<double> magnitudes;
+            for (int64_t c = 0; c < n_act; ++c) {
+              for (int64_t r = 0; r < n_rows; ++r) {
+                const float d = dot[c * max_rows + r], o = out[c * out_stride + r];
+                ASSERT_EQ(test::float_bits(o), test::float_bits(d))
+                    << dot_kernel_target_name(target) << " " << variant << " " << type_name(type) << " x "
+                    << type_name(act_type) << " n=" << n << " rows=" << n_rows << " act=" << n_act << " (" << r << ","
+                    << c << ")";
+                want_ref.push_back(dot_ref[c * max_rows + r]);
+                got.push_back(o);
+                magnitudes.push_back(scale[c * max_rows + r]);
+                if (shape.max_error > 0) {
+                  ASSERT_LE(std::fabs(static_cast<double>(o) - want_ref.back()),
+                            shape.max_error * scale[c * max_rows + r] + 1e-30)
+                      << dot_kernel_target_name(target) << " " << type_name(type) << " x " << type_name(act_type)
+                      << " n=" << n << " (" << r << "," << c << ")";
+                }
               }
+              for (int64_t r = n_rows; r < out_stride; ++r) ASSERT_EQ(out[c * out_stride + r], -1.0f);
             }
-            for (int64_t r = n_rows; r < out_stride; ++r) ASSERT_EQ(out[c * out_stride + r], -1.0f);
+            EXPECT_LT(rmse_against_magnitudes(want_ref, got, magnitudes), 1e-6)
+                << dot_kernel_target_name(target) << " " << variant << " " << type_name(type) << " n=" << n
+                << " rows=" << n_rows << " act=" << n_act;
           }
-          EXPECT_LT(rmse_against_magnitudes(want_ref, got, magnitudes), 1e-6)
-              << dot_kernel_target_name(target) << " " << type_name(type) << " n=" << n << " rows=" << n_rows
-              << " act=" << n_act;
         }
       }
     }
