@@ -28,8 +28,10 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "base/fp16.h"
 #include "hwy/cache_control.h"
@@ -277,6 +279,11 @@ HWY_INLINE void VnniK16SmallGroup(const uint8_t* w, size_t row_stride, int64_t n
   }
 }
 
+template <class F, size_t... C>
+constexpr auto SmallGroups(std::index_sequence<C...>) {
+  return std::array{&VnniK16SmallGroup<F, static_cast<int>(C) + 1>...};
+}
+
 // DotTile::small_run: the tile's interface on the quantised rows (no preparation), for the
 // batches under the tile's minimum; any count of activation rows, eight at a time.
 template <class F>
@@ -285,35 +292,11 @@ void VnniK16SmallRun(const void* weight, size_t row_stride, int64_t n_rows, cons
   const auto* w = static_cast<const uint8_t*>(weight);
   const auto* x = static_cast<const uint8_t*>(act);
   const int64_t nb = n / kQK_K;
+  // VnniK16SmallGroup<F, 1..8>, by group size.
+  static constexpr auto kGroups = SmallGroups<F>(std::make_index_sequence<8>{});
   for (int64_t c = 0; c < n_act; c += 8) {
-    const uint8_t* xc = x + c * act_stride;
-    float* oc = out + c * out_stride;
-    switch (std::min<int64_t>(8, n_act - c)) {
-      case 1:
-        VnniK16SmallGroup<F, 1>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
-        break;
-      case 2:
-        VnniK16SmallGroup<F, 2>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
-        break;
-      case 3:
-        VnniK16SmallGroup<F, 3>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
-        break;
-      case 4:
-        VnniK16SmallGroup<F, 4>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
-        break;
-      case 5:
-        VnniK16SmallGroup<F, 5>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
-        break;
-      case 6:
-        VnniK16SmallGroup<F, 6>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
-        break;
-      case 7:
-        VnniK16SmallGroup<F, 7>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
-        break;
-      default:
-        VnniK16SmallGroup<F, 8>(w, row_stride, n_rows, xc, act_stride, nb, oc, out_stride);
-        break;
-    }
+    const int64_t group = std::min<int64_t>(8, n_act - c);
+    kGroups[group - 1](w, row_stride, n_rows, x + c * act_stride, act_stride, nb, out + c * out_stride, out_stride);
   }
 }
 
