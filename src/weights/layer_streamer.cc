@@ -25,7 +25,9 @@ Result<std::unique_ptr<LayerStreamer>> LayerStreamer::create(const ModelWeights&
   const int n_slots = std::min<int>(plan.n_buffers, static_cast<int>(s->order_.size()));
   SF_CHECK(n_slots >= 1);
   s->slots_.resize(n_slots);
-  for (Slot& slot : s->slots_) slot.buffer.allocate(plan.buffer_bytes, kStreamAlignment);
+  // Huge pages: O_DIRECT reads into 4 KiB pages delivered a third of the device's rate here
+  // (aligned_buffer.h). The plan counts the rounding up to whole huge pages.
+  for (Slot& slot : s->slots_) slot.buffer.allocate_huge(plan.buffer_bytes, kStreamAlignment);
   for (int i = 0; i < n_slots; ++i) s->submit(s->next_submit_++);
   return s;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/aligned_buffer.h"
 #include "weights/unit_span.h"
 
 namespace sf {
@@ -52,7 +53,7 @@ Result<ResidencyPlan> plan_residency(const ModelWeights& w, uint64_t kv_bytes, u
     }
     if (p.streamed_bytes_per_pass > 0) {
       p.n_buffers = n_buffers;
-      p.buffer_bytes = max_span;
+      p.buffer_bytes = AlignedBuffer::huge_allocation_bytes(max_span);  // as LayerStreamer allocates it
     }
     return p;
   };

@@ -141,6 +141,31 @@ TEST_P(DirectReaderTest, LastSpanRoundedPastEndOfFileIsZeroFilled) {
   EXPECT_EQ(reader->bytes_read() - before, kFileSize - offset);  // the zero fill is not a read
 }
 
+// The streaming ring reads into huge-page buffers (aligned_buffer.h): whole-file reads into
+// one must come back exact, with O_DIRECT as with the buffered fallback.
+TEST_P(DirectReaderTest, ReadsIntoAHugePageBufferMatchFile) {
+  OPEN_OR_SKIP(reader, options());
+  const uint64_t length = round_up(kFileSize);
+  AlignedBuffer buf;
+  buf.allocate_huge(length, kPage);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(buf.data()) % AlignedBuffer::kHugePageBytes, 0u);
+  std::memset(buf.data(), 0xAB, length);
+  ASSERT_TRUE(reader->wait(reader->submit(buf.data(), 0, length)).ok());
+  EXPECT_TRUE(matches_file(buf.data(), 0, length));
+}
+
+TEST(AlignedBufferHuge, SmallBuffersKeepTheAskedAlignmentLargeOnesAreWholeHugePages) {
+  constexpr size_t kHuge = AlignedBuffer::kHugePageBytes;
+  AlignedBuffer small;
+  small.allocate_huge(5000, kPage);  // below a huge page: a plain O_DIRECT-aligned buffer
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % kPage, 0u);
+  EXPECT_EQ(small.size(), 5000u);
+  EXPECT_EQ(AlignedBuffer::huge_allocation_bytes(5000), 5000u);
+  EXPECT_EQ(AlignedBuffer::huge_allocation_bytes(kHuge), kHuge);
+  EXPECT_EQ(AlignedBuffer::huge_allocation_bytes(kHuge + 1), 2 * kHuge);
+  EXPECT_EQ(AlignedBuffer::huge_allocation_bytes(3 * kHuge - 4096), 3 * kHuge);
+}
+
 TEST_P(DirectReaderTest, ManyTicketsInFlight) {
   OPEN_OR_SKIP(reader, options());
   constexpr int kTickets = 64;
