@@ -42,10 +42,10 @@ class AlignedBuffer {
   // (Linux gives huge pages to anonymous memory only when asked, with the usual "madvise"
   // setting). For the resident weights, which decode streams through once per token, 4 KiB
   // pages cost a TLB miss every 4 KiB; for the streaming ring, O_DIRECT reads into 4 KiB
-  // pages ran at 1.5 GB/s on this project's VM against 5 GB/s into huge pages (the kernel
-  // pins and maps every destination page of every read). A buffer of at least one huge
-  // page is 2 MiB-aligned and rounded up to whole huge pages; a smaller one is a plain
-  // allocation at min_alignment (>= 64).
+  // pages ran at 1.4-2.1 GB/s on this project's VM against 5.3 GB/s into huge pages
+  // (presumably the kernel's per-page work for each destination page of a read; docs/auto.md).
+  // A buffer of at least one huge page is 2 MiB-aligned and rounded up to whole huge pages;
+  // a smaller one is a plain allocation at min_alignment (>= 64).
   static constexpr size_t kHugePageBytes = size_t{2} << 20;
   void allocate_huge(size_t size, size_t min_alignment = 64);
   // The bytes allocate_huge(size) really takes, so memory budgets can count them.
