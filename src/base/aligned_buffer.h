@@ -48,9 +48,10 @@ class AlignedBuffer {
   // a smaller one is a plain allocation at min_alignment (>= 64).
   static constexpr size_t kHugePageBytes = size_t{2} << 20;
   void allocate_huge(size_t size, size_t min_alignment = 64);
-  // The bytes allocate_huge(size) really takes, so memory budgets can count them.
-  static size_t huge_allocation_bytes(size_t size) {
-    return size < kHugePageBytes ? size : (size + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  // The bytes allocate_huge(size, min_alignment) really takes, so memory budgets can count them.
+  static size_t huge_allocation_bytes(size_t size, size_t min_alignment = 64) {
+    const size_t alignment = size < kHugePageBytes ? std::max<size_t>(64, min_alignment) : kHugePageBytes;
+    return rounded_size(size, alignment);
   }
 
   uint8_t* data() { return data_; }
@@ -68,10 +69,13 @@ class AlignedBuffer {
  private:
   // Replaces the buffer with an uninitialised one of size bytes at this alignment; returns
   // the bytes allocated (size rounded up to the alignment, at least one alignment).
+  static size_t rounded_size(size_t size, size_t alignment) {
+    return std::max(alignment, (size + alignment - 1) / alignment * alignment);
+  }
   size_t reallocate(size_t size, size_t alignment) {
     std::free(data_);
     size_ = size;
-    const size_t rounded = std::max(alignment, (size + alignment - 1) / alignment * alignment);
+    const size_t rounded = rounded_size(size, alignment);
     data_ = static_cast<uint8_t*>(std::aligned_alloc(alignment, rounded));
     SF_CHECK(data_ != nullptr, "out of memory allocating %zu bytes", size);
     return rounded;

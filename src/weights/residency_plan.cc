@@ -53,7 +53,8 @@ Result<ResidencyPlan> plan_residency(const ModelWeights& w, uint64_t kv_bytes, u
     }
     if (p.streamed_bytes_per_pass > 0) {
       p.n_buffers = n_buffers;
-      p.buffer_bytes = AlignedBuffer::huge_allocation_bytes(max_span);  // as LayerStreamer allocates it
+      p.buffer_bytes =
+          AlignedBuffer::huge_allocation_bytes(max_span, kStreamAlignment);  // as LayerStreamer allocates it
     }
     return p;
   };

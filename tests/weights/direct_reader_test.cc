@@ -160,7 +160,8 @@ TEST(AlignedBufferHuge, SmallBuffersKeepTheAskedAlignmentLargeOnesAreWholeHugePa
   small.allocate_huge(5000, kPage);  // below a huge page: a plain O_DIRECT-aligned buffer
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % kPage, 0u);
   EXPECT_EQ(small.size(), 5000u);
-  EXPECT_EQ(AlignedBuffer::huge_allocation_bytes(5000), 5000u);
+  EXPECT_EQ(AlignedBuffer::huge_allocation_bytes(5000, kPage), 8192u);  // rounded to its alignment
+  EXPECT_EQ(AlignedBuffer::huge_allocation_bytes(8192, kPage), 8192u);
   EXPECT_EQ(AlignedBuffer::huge_allocation_bytes(kHuge), kHuge);
   EXPECT_EQ(AlignedBuffer::huge_allocation_bytes(kHuge + 1), 2 * kHuge);
   EXPECT_EQ(AlignedBuffer::huge_allocation_bytes(3 * kHuge - 4096), 3 * kHuge);
