@@ -15,8 +15,8 @@
 # About an hour on 2 cores with REPEAT=5 (2026-11-26: stories real/UFS/phone 9 minutes, I/O-bound 17, synthetic
 # 1.1B 13, 3B 21).
 # SETTINGS="stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b" picks a subset; REPEAT (default 3)
-# sets the real, UFS 4.0 and phone settings' repetitions, REPEAT_IO and REPEAT_SYNTH the others'; NOTES=FILE adds
-# each line of FILE to the report's caveats.
+# sets the real, UFS 4.0 and phone settings' repetitions, REPEAT_IO and REPEAT_SYNTH the others'; SYNTH_TOKENS (16)
+# the synthetic settings' tokens per prompt; NOTES=FILE adds each line of FILE to the report's caveats.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-out/all
@@ -59,7 +59,10 @@ for s in $settings; do
       [[ -f bench-out/draft-small-q4_0.gguf ]] || $sf synth --arch llama \
         --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf --embd 512 --layers 4 --heads 8 --kv-heads 4 \
         --ffn 1408 --type Q4_0 --seed 2 -o bench-out/draft-small-q4_0.gguf
-      run "$s" -m "$model" --draft bench-out/draft-small-q4_0.gguf --dataset spec_bench:2 -n 8 --ignore-eos \
+      # 2 prompts x SYNTH_TOKENS (16): at 8 a repetition was 16 tokens, and one row's
+      # repetitions spanned 20-30%, more than the differences the report is about.
+      run "$s" -m "$model" --draft bench-out/draft-small-q4_0.gguf --dataset spec_bench:2 -n "${SYNTH_TOKENS:-16}" \
+        --ignore-eos \
         --repeat "${REPEAT_SYNTH:-3}" \
         --max-tree-nodes 32 --budgets 0%,25%,50%,100% \
         --methods flash-ar,chain:4,tree,lever,edgellm,coordgen,cats-noadapter,kangaroo,mirror,auto,auto-cold ;;

@@ -23,7 +23,10 @@ RetrievalOptions retrieval_options(const SpecConfig& spec) {
   // there the calibration's prefill top-k pass (time to first token, and memory on large
   // vocabularies) is not worth it; CoordGen's own method keeps it.
   o.calibrate = spec.retrieval.calibrate && spec.method != SpecConfig::Method::kAuto;
-  o.reuse = spec.retrieval.reuse;
+  // Reusing rejected tails asks the target for an LM-head row per rejected node after every
+  // cycle, whichever policy built the tree: beside a draft model, auto's model arms would
+  // pay for it on every cycle, for the one retrieval arm's benefit.
+  o.reuse = spec.retrieval.reuse && !(spec.method == SpecConfig::Method::kAuto && !spec.draft_model_path.empty());
   o.max_chain = std::min(spec.node_budget, spec.max_tree_depth);
   return o;
 }
@@ -61,7 +64,11 @@ Status Session::add_retrieval_drafters(int n_ctx, uint64_t* drafter_bytes) {
   for (Slot& slot : slots_) {
     auto retrieval = std::make_unique<RetrievalDrafter>(ro, history_);
     if (slot.drafter) {
-      slot.drafter = std::make_unique<HybridDrafter>(std::move(slot.drafter), std::move(retrieval));
+      auto hybrid = std::make_unique<HybridDrafter>(std::move(slot.drafter), std::move(retrieval));
+      // auto picks a source per cycle (its arms); any other method an auto session runs on
+      // a call drafts with the draft model, as it would without the retrieval drafter.
+      if (spec.method == SpecConfig::Method::kAuto) hybrid->set_sources(true, false);
+      slot.drafter = std::move(hybrid);
     } else {
       slot.drafter = std::move(retrieval);
     }

@@ -5,6 +5,7 @@
 #include "base/check.h"
 #include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
+#include "spec/hybrid_drafter.h"
 #include "spec/static_tree_builder.h"
 
 namespace sf {
@@ -37,23 +38,23 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
   std::vector<AutoArm> arms;
   // Plain decoding first: it is the cheapest to try in every regime, and the rate the
   // others are measured against from the start.
-  arms.push_back({"plain", std::make_unique<PlainArm>(), false, false});
+  arms.push_back({"plain", std::make_unique<PlainArm>(), false, ArmSource::kNone});
+  // CoordGen's retrieval trees of at most n nodes (at most n + 1 tokens per cycle).
+  const auto retrieval = [&](int n, const char* name) {
+    arms.push_back({name,
+                    std::make_unique<FrontierTreeBuilder>(frontier_options(config, Objective::kNodeBudget, n), name),
+                    false, ArmSource::kRetrieval, n + 1.0});
+  };
   if (config.draft_model_path.empty()) {
-    arms.push_back(
-        {"coordgen:16",
-         std::make_unique<FrontierTreeBuilder>(frontier_options(config, Objective::kNodeBudget, 16), "coordgen:16"),
-         false, true, 17});
-    arms.push_back(
-        {"coordgen:4",
-         std::make_unique<FrontierTreeBuilder>(frontier_options(config, Objective::kNodeBudget, 4), "coordgen:4"),
-         false, true, 5});
+    retrieval(16, "coordgen:16");
+    retrieval(4, "coordgen:4");
     return arms;
   }
   // LEVER second: its own cost model is usually close, so trying it early finds a good arm
   // fast where speculation pays; the chains cover the regimes where it misjudges.
   arms.push_back({"lever",
                   std::make_unique<FrontierTreeBuilder>(frontier_options(config, Objective::kGainPerCost, 0), "lever"),
-                  prune, true, config.max_tree_depth + 1.0});
+                  prune, ArmSource::kModel, config.max_tree_depth + 1.0});
   // EdgeLLM's confidence-paced trees: the best policy where a pass costs tens of draft
   // steps (docs/edgellm.md). Without provisional drafting: auto has no draft worker, and
   // lending measured no gain on the pairs here.
@@ -62,15 +63,20 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
   arms.push_back(
       {"edgellm",
        std::make_unique<EdgeLlmTreeBuilder>(edgellm, config.max_tree_nodes, config.max_tree_depth, "edgellm"), false,
-       true, config.max_tree_depth + 1.0});
+       ArmSource::kModel, config.max_tree_depth + 1.0});
   // A chain of k draft tokens emits at most k + 1 tokens per cycle. (StaticTreeBuilder keeps
   // the name's pointer: string literals.)
   const auto chain = [&arms](int k, const char* name) {
-    arms.push_back({name, std::make_unique<StaticTreeBuilder>(std::vector<int>(k, 1), name), false, true, k + 1.0});
+    arms.push_back(
+        {name, std::make_unique<StaticTreeBuilder>(std::vector<int>(k, 1), name), false, ArmSource::kModel, k + 1.0});
   };
   chain(4, "chain:4");
   chain(2, "chain:2");
   chain(8, "chain:8");
+  // Retrieval beside the draft model, last: where the text repeats itself (or the draft
+  // model is poor) CoordGen's trees cost no draft steps and let the draft model rest; where
+  // nothing matches they are empty, and a cycle costs what plain decoding's does.
+  retrieval(16, "coordgen:16");
   return arms;
 }
 
@@ -80,7 +86,7 @@ AutoTreeBuilder::AutoTreeBuilder(std::vector<AutoArm> arms, ArmSelectorOptions o
   // How many tokens a cycle can emit tells the selector which arms cannot catch up with the
   // best at their measured cost (ArmSelector::set_max_tokens_per_cycle); plain decoding: 1.
   for (size_t a = 0; a < arms_.size(); ++a) {
-    const double max_tokens = arms_[a].drafts ? arms_[a].max_tokens : 1.0;
+    const double max_tokens = arms_[a].source != ArmSource::kNone ? arms_[a].max_tokens : 1.0;
     if (max_tokens < std::numeric_limits<double>::infinity())
       selector_.set_max_tokens_per_cycle(static_cast<int>(a), max_tokens);
   }
@@ -101,8 +107,18 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
         if (LatencyProfile* p = arm.builder->latency_profile(); p && p != seeded) *p = *seeded;
   }
   current_ = selector_.choose(entry_seconds(drafter));
+  const AutoArm& arm = arms_[static_cast<size_t>(current_)];
+  // With a draft model and retrieval (a HybridDrafter), the arm drafts from its own source
+  // only; both keep following the commits. A lone drafter is the arms' only source.
+  // The session's own choice (the draft model) is back for whatever method runs next.
+  auto* hybrid = dynamic_cast<HybridDrafter*>(&drafter);
+  const bool model_before = hybrid && hybrid->drafts_from_model();
+  const bool retrieval_before = hybrid && hybrid->drafts_from_retrieval();
+  if (hybrid && arm.source != ArmSource::kNone)
+    hybrid->set_sources(arm.source == ArmSource::kModel, arm.source == ArmSource::kRetrieval);
   const DraftCounters before = drafter.draft_counters();
-  const Status status = arms_[static_cast<size_t>(current_)].builder->build(drafter, ctx, tree);
+  const Status status = arm.builder->build(drafter, ctx, tree);
+  if (hybrid) hybrid->set_sources(model_before, retrieval_before);
   const DraftCounters& after = drafter.draft_counters();
   observe_catch_up(after.catch_up_tokens - before.catch_up_tokens, after.catch_up_seconds - before.catch_up_seconds);
   return status;
@@ -112,7 +128,7 @@ std::vector<double> AutoTreeBuilder::entry_seconds(const Drafter& drafter) const
   std::vector<double> entry(arms_.size(), 0.0);
   const double pending = static_cast<double>(drafter.pending_tokens());
   for (size_t a = 0; a < arms_.size(); ++a)
-    if (arms_[a].drafts)
+    if (arms_[a].source == ArmSource::kModel)
       entry[a] = catch_up_per_token_ * std::max(0.0, pending - selector_.tokens_per_cycle(static_cast<int>(a)));
   return entry;
 }

@@ -8,7 +8,10 @@
 // The arms (make_auto_arms):
 //  - with a draft model: plain, LEVER's gain/cost trees (with early-exit pruning when the
 //    session has a pruner), EdgeLLM's confidence-paced trees (no provisional drafting),
-//    and chains of 2, 4 and 8 tokens;
+//    chains of 2, 4 and 8 tokens, all drafted by the draft model, and CoordGen's retrieval
+//    trees (node budget 16) drafted from the context alone: the session's drafter is then a
+//    HybridDrafter, and each cycle drafts from the source its arm names (a text that
+//    repeats itself is drafted for free where the draft model guesses wrong);
 //  - without one: plain, and CoordGen's retrieval trees (node budgets 4 and 16).
 // Every arm's trees are verified by the same lossless verifier, so auto is lossless
 // whatever it picks; its choice depends only on past timings, never on the sampler's
@@ -42,18 +45,25 @@
 
 namespace sf {
 
+// What an arm drafts from.
+enum class ArmSource {
+  kNone,       // nothing: plain decoding, which lets the draft model fall behind
+  kModel,      // the draft model (the only drafter, or a HybridDrafter's model)
+  kRetrieval,  // the context (the only drafter, or a HybridDrafter's retrieval): the draft model falls behind
+};
+
 struct AutoArm {
   std::string name;
   std::unique_ptr<TreeBuilder> builder;
   bool prune = false;  // the session's pruner (LEVER's early exit) applies to this arm's trees
-  bool drafts = true;  // runs the drafter (false: plain decoding, which lets the draft fall behind)
+  ArmSource source = ArmSource::kModel;
   // The most tokens one of its cycles can emit: its deepest tree + 1 (plain decoding, which
   // does not draft: 1). See ArmSelector::set_max_tokens_per_cycle.
   double max_tokens = std::numeric_limits<double>::infinity();
 };
 
-// The arms for a config (method kAuto): drafting with a draft model when it names one,
-// else by retrieval. `prune`: the session prunes LEVER's trees.
+// The arms for a config (method kAuto): drafting with a draft model and by retrieval when
+// it names one, else by retrieval. `prune`: the session prunes LEVER's trees.
 std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune);
 
 class AutoTreeBuilder : public TreeBuilder {
@@ -86,8 +96,8 @@ class AutoTreeBuilder : public TreeBuilder {
   void start_from(const AutoProfile& profile);
 
  private:
-  // The extra seconds each arm would take if run now: a drafting arm's catch-up on the
-  // tokens the draft has not run, beyond those of its typical cycle.
+  // The extra seconds each arm would take if run now: an arm drafting with the draft model
+  // pays its catch-up on the tokens the draft has not run, beyond those of its typical cycle.
   std::vector<double> entry_seconds(const Drafter& drafter) const;
   // Learns the catch-up's cost per token from what a build just ran.
   void observe_catch_up(uint64_t tokens, double seconds);

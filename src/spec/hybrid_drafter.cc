@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "base/check.h"
+
 namespace sf {
 
 NodeDistribution merge_max(const NodeDistribution& a, const NodeDistribution& b) {
@@ -23,6 +25,12 @@ NodeDistribution merge_max(const NodeDistribution& a, const NodeDistribution& b)
 HybridDrafter::HybridDrafter(std::unique_ptr<Drafter> model, std::unique_ptr<Drafter> retrieval)
     : model_(std::move(model)), retrieval_(std::move(retrieval)) {}
 
+void HybridDrafter::set_sources(bool model, bool retrieval) {
+  SF_CHECK(model || retrieval, "a hybrid drafter drafts from at least one source");
+  use_model_ = model;
+  use_retrieval_ = retrieval;
+}
+
 uint64_t HybridDrafter::resident_bytes() const { return model_->resident_bytes() + retrieval_->resident_bytes(); }
 
 void HybridDrafter::reset(const std::vector<int32_t>& prompt) {
@@ -40,16 +48,22 @@ Status HybridDrafter::begin_cycle(const std::vector<int32_t>& history, const Sam
 Status HybridDrafter::draft(const TokenTree& tree, const std::vector<int32_t>& nodes,
                             std::vector<NodeDistribution>* out) {
   std::vector<NodeDistribution> from_model, from_retrieval;
-  if (!model_full_) {
+  if (use_model_ && !model_full_) {
     SF_RETURN_IF_ERROR(model_->draft(tree, nodes, &from_model));
     if (from_model.size() < nodes.size()) model_full_ = true;
   }
-  SF_RETURN_IF_ERROR(retrieval_->draft(tree, nodes, &from_retrieval));
+  if (use_retrieval_) SF_RETURN_IF_ERROR(retrieval_->draft(tree, nodes, &from_retrieval));
   out->clear();
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const NodeDistribution empty;
-    out->push_back(merge_max(i < from_model.size() ? from_model[i] : empty,
-                             i < from_retrieval.size() ? from_retrieval[i] : empty));
+  if (!use_retrieval_) {
+    *out = std::move(from_model);  // the model's rows as they are (fewer when it is full)
+  } else if (!use_model_) {
+    *out = std::move(from_retrieval);
+  } else {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeDistribution empty;
+      out->push_back(merge_max(i < from_model.size() ? from_model[i] : empty,
+                               i < from_retrieval.size() ? from_retrieval[i] : empty));
+    }
   }
   const DraftCounters& m = model_->draft_counters();
   const DraftCounters& r = retrieval_->draft_counters();

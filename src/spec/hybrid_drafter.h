@@ -7,6 +7,9 @@
 // verification stays lossless (the verifier treats each child as a one-hot draft).
 // The model drafter's own row limits apply: once it has no room left in a cycle, the
 // remaining nodes get the retrieval distribution alone.
+// `--spec auto` drafts from one source at a time (set_sources): its arms are policies over
+// the draft model or over retrieval, and a source that is off still follows every commit,
+// so switching back costs no more than the draft model's usual catch-up.
 // Not thread-safe.
 #pragma once
 
@@ -44,6 +47,12 @@ class HybridDrafter : public Drafter {
     return retrieval_->end_sequence(sequence, prompt_tokens);
   }
 
+  // Which sources draft() asks (both by default; at least one). The other keeps following
+  // the committed sequence (reset, begin_cycle, commit), so it can take over at any cycle.
+  void set_sources(bool model, bool retrieval);
+  bool drafts_from_model() const { return use_model_; }
+  bool drafts_from_retrieval() const { return use_retrieval_; }
+
   Drafter& model() { return *model_; }
   Drafter& retrieval() { return *retrieval_; }
 
@@ -51,6 +60,7 @@ class HybridDrafter : public Drafter {
   std::unique_ptr<Drafter> model_;
   std::unique_ptr<Drafter> retrieval_;
   bool model_full_ = false;  // the model drafter returned fewer rows this cycle
+  bool use_model_ = true, use_retrieval_ = true;
   DraftCounters counters_;
 };
 

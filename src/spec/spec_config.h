@@ -141,10 +141,9 @@ struct SpecConfig {
   static const char* method_name(Method m);
   // Whether the method drafts by retrieval (and so needs no draft model).
   static bool is_retrieval(Method m) { return m == Method::kCoordGen || m == Method::kPld || m == Method::kSam; }
-  // Whether this config drafts by retrieval: a retrieval method, or auto without a draft model.
-  bool drafts_by_retrieval() const {
-    return is_retrieval(method) || (method == Method::kAuto && draft_model_path.empty());
-  }
+  // Whether this config drafts by retrieval: a retrieval method, or auto (alone without a
+  // draft model, beside it with one).
+  bool drafts_by_retrieval() const { return is_retrieval(method) || method == Method::kAuto; }
   // Whether the session prunes trees at an early exit (LEVER's pruner): lever unless
   // switched off, and auto's LEVER arm when it drafts with a draft model.
   bool prunes() const {

@@ -58,14 +58,26 @@ TEST(AutoTreeBuilder, EachArmSaysHowManyTokensItsCycleCanEmit) {
   config.draft_model_path = "draft.gguf";
   config.max_tree_depth = 12;
   std::map<std::string, double> max_tokens;
-  for (const AutoArm& arm : make_auto_arms(config, true)) max_tokens[arm.name] = arm.drafts ? arm.max_tokens : 1;
-  const std::map<std::string, double> expected = {{"plain", 1},   {"lever", 13},  {"edgellm", 13},
-                                                  {"chain:4", 5}, {"chain:2", 3}, {"chain:8", 9}};
+  std::map<std::string, ArmSource> sources;
+  for (const AutoArm& arm : make_auto_arms(config, true)) {
+    max_tokens[arm.name] = arm.source != ArmSource::kNone ? arm.max_tokens : 1;
+    sources[arm.name] = arm.source;
+  }
+  const std::map<std::string, double> expected = {{"plain", 1},   {"lever", 13},  {"edgellm", 13},    {"chain:4", 5},
+                                                  {"chain:2", 3}, {"chain:8", 9}, {"coordgen:16", 17}};
   EXPECT_EQ(max_tokens, expected);
+  // Beside the draft model, CoordGen's trees draft from the context alone.
+  EXPECT_EQ(sources["plain"], ArmSource::kNone);
+  EXPECT_EQ(sources["lever"], ArmSource::kModel);
+  EXPECT_EQ(sources["chain:8"], ArmSource::kModel);
+  EXPECT_EQ(sources["coordgen:16"], ArmSource::kRetrieval);
 
   config.draft_model_path.clear();  // retrieval: CoordGen's trees of at most 16 and 4 nodes
   max_tokens.clear();
-  for (const AutoArm& arm : make_auto_arms(config, false)) max_tokens[arm.name] = arm.drafts ? arm.max_tokens : 1;
+  for (const AutoArm& arm : make_auto_arms(config, false)) {
+    max_tokens[arm.name] = arm.source != ArmSource::kNone ? arm.max_tokens : 1;
+    EXPECT_NE(arm.source, ArmSource::kModel) << arm.name;
+  }
   EXPECT_EQ(max_tokens, (std::map<std::string, double>{{"plain", 1}, {"coordgen:16", 17}, {"coordgen:4", 5}}));
 }
 

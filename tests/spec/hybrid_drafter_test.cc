@@ -1,0 +1,150 @@
+// HybridDrafter's source selection (what `--spec auto` uses to run a retrieval arm beside
+// its draft-model arms): draft() asks only the selected sources, and every source keeps
+// following the committed sequence whichever drafted, so either can take over next cycle.
+#include "spec/hybrid_drafter.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "sampling/sampler.h"
+#include "spec/auto_tree_builder.h"
+#include "spec/cycle_stats.h"
+#include "spec/static_tree_builder.h"
+
+namespace sf {
+namespace {
+
+// Proposes `token` with probability `p` at every node, and records what it is told.
+class FixedDrafter : public Drafter {
+ public:
+  FixedDrafter(int32_t token, float p) : token_(token), p_(p) {}
+  const char* name() const override { return "fixed"; }
+  uint64_t resident_bytes() const override { return 0; }
+  void reset(const std::vector<int32_t>& prompt) override { sequence = prompt; }
+  Status begin_cycle(const std::vector<int32_t>&, const SamplingParams&, const Sampler&) override {
+    ++cycles;
+    return Status::Ok();
+  }
+  Status draft(const TokenTree&, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override {
+    drafted_nodes += static_cast<int>(nodes.size());
+    out->clear();
+    for (size_t i = 0; i < nodes.size(); ++i) out->push_back(NodeDistribution{{{token_, p_}}});
+    return Status::Ok();
+  }
+  void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) override {
+    for (int32_t node : accepted) sequence.push_back(tree.node(node).token);
+    sequence.push_back(bonus);
+  }
+  const DraftCounters& draft_counters() const override { return counters_; }
+
+  std::vector<int32_t> sequence;
+  int cycles = 0;
+  int drafted_nodes = 0;
+
+ private:
+  int32_t token_;
+  float p_;
+  DraftCounters counters_;
+};
+
+TEST(HybridDrafter, DraftsFromTheSelectedSourcesAndEveryOneFollowsTheCommits) {
+  auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
+  auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.9f);
+  FixedDrafter& model = *model_owned;
+  FixedDrafter& retrieval = *retrieval_owned;
+  HybridDrafter hybrid(std::move(model_owned), std::move(retrieval_owned));
+  EXPECT_TRUE(hybrid.drafts_from_model() && hybrid.drafts_from_retrieval()) << "both by default";
+  hybrid.reset({1, 2});
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  Sampler sampler(greedy);
+  const std::vector<int32_t> history = {1, 2};
+  TokenTree tree;
+  std::vector<NodeDistribution> out;
+
+  // Both: the merge of the two.
+  ASSERT_TRUE(hybrid.begin_cycle(history, greedy, sampler).ok());
+  ASSERT_TRUE(hybrid.draft(tree, {TokenTree::kRoot}, &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].probs.size(), 2u);
+  EXPECT_EQ(out[0].probs[0].id, 9);
+  EXPECT_EQ(out[0].probs[1].id, 5);
+
+  // Retrieval alone: the model is not asked.
+  hybrid.set_sources(false, true);
+  const int model_nodes = model.drafted_nodes;
+  ASSERT_TRUE(hybrid.draft(tree, {TokenTree::kRoot}, &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].probs.size(), 1u);
+  EXPECT_EQ(out[0].probs[0].id, 9);
+  EXPECT_EQ(model.drafted_nodes, model_nodes) << "the model drafted nothing";
+
+  // The model alone: retrieval is not asked.
+  hybrid.set_sources(true, false);
+  const int retrieval_nodes = retrieval.drafted_nodes;
+  ASSERT_TRUE(hybrid.draft(tree, {TokenTree::kRoot}, &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].probs.size(), 1u);
+  EXPECT_EQ(out[0].probs[0].id, 5);
+  EXPECT_FLOAT_EQ(out[0].probs[0].p, 0.7f);
+  EXPECT_EQ(retrieval.drafted_nodes, retrieval_nodes) << "retrieval drafted nothing";
+
+  // A commit reaches both, whichever drafted the tree.
+  const int32_t node = tree.add(5, TokenTree::kRoot, 0.7f);
+  hybrid.commit(tree, {node}, 6);
+  EXPECT_EQ(model.sequence, (std::vector<int32_t>{1, 2, 5, 6}));
+  EXPECT_EQ(retrieval.sequence, (std::vector<int32_t>{1, 2, 5, 6}));
+  ASSERT_TRUE(hybrid.begin_cycle(history, greedy, sampler).ok());
+  EXPECT_EQ(model.cycles, 2);
+  EXPECT_EQ(retrieval.cycles, 2) << "a source that is off still begins every cycle";
+}
+
+// auto's arms each draft from their own source of the session's HybridDrafter: a retrieval
+// arm's tree holds retrieval's tokens and costs no draft-model step, a model arm's the
+// model's; after each build the hybrid is back to the session's own choice.
+TEST(HybridDrafter, AutoArmsDraftFromTheirOwnSource) {
+  auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
+  auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.9f);
+  FixedDrafter& model = *model_owned;
+  FixedDrafter& retrieval = *retrieval_owned;
+  HybridDrafter hybrid(std::move(model_owned), std::move(retrieval_owned));
+  hybrid.set_sources(true, false);  // what a session of auto sets
+  std::vector<AutoArm> arms;
+  arms.push_back({"retrieval:2", std::make_unique<StaticTreeBuilder>(std::vector<int>{1, 1}, "retrieval:2"), false,
+                  ArmSource::kRetrieval, 3});
+  arms.push_back(
+      {"chain:2", std::make_unique<StaticTreeBuilder>(std::vector<int>{1, 1}, "chain:2"), false, ArmSource::kModel, 3});
+  AutoTreeBuilder autob(std::move(arms));
+  hybrid.reset({1, 2});
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  Sampler sampler(greedy);
+  const std::vector<int32_t> history = {1, 2};
+  BuildContext ctx;
+  ctx.max_nodes = 16;
+  ctx.sampling = greedy;
+  ctx.draft_sampler = &sampler;
+  for (const auto& [arm, token] : {std::pair<int, int32_t>{0, 9}, std::pair<int, int32_t>{1, 5}}) {
+    const int model_nodes = model.drafted_nodes, retrieval_nodes = retrieval.drafted_nodes;
+    TokenTree tree;
+    ASSERT_TRUE(hybrid.begin_cycle(history, greedy, sampler).ok());
+    ASSERT_TRUE(autob.build(hybrid, ctx, &tree).ok());
+    ASSERT_EQ(autob.current_arm(), arm) << "arms are first tried in their order";
+    ASSERT_EQ(tree.size(), 2);
+    for (int32_t n = 0; n < tree.size(); ++n) EXPECT_EQ(tree.node(n).token, token) << autob.policy();
+    EXPECT_EQ(model.drafted_nodes > model_nodes, arm == 1) << autob.policy();
+    EXPECT_EQ(retrieval.drafted_nodes > retrieval_nodes, arm == 0) << autob.policy();
+    EXPECT_TRUE(hybrid.drafts_from_model() && !hybrid.drafts_from_retrieval()) << "the session's choice is back";
+    CycleStats stats;
+    stats.tree_nodes = 2;
+    stats.rows_verified = 3;
+    stats.verify_seconds = 1e-3;
+    stats.visited = {{TokenTree::kRoot, 7}};
+    autob.observe(tree, stats);
+  }
+}
+
+}  // namespace
+}  // namespace sf
