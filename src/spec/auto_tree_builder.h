@@ -6,11 +6,11 @@
 // resident target), and grow LEVER's trees where a pass costs tens of draft steps.
 //
 // The arms (make_auto_arms):
-//  - with a draft model: plain, LEVER's gain/cost trees (with early-exit pruning when the
-//    session has a pruner), EdgeLLM's confidence-paced trees (no provisional drafting),
-//    chains of 2, 4 and 8 tokens, all drafted by the draft model, and CoordGen's retrieval
-//    trees (node budget 16) drafted from the context alone: the session's drafter is then a
-//    HybridDrafter, and each cycle drafts from the source its arm names (a text that
+//  - with a draft model: plain, CoordGen's retrieval trees (node budget 16) drafted from
+//    the context alone, then LEVER's gain/cost trees (with early-exit pruning when the
+//    session has a pruner), EdgeLLM's confidence-paced trees (no provisional drafting) and
+//    chains of 2, 4 and 8 tokens, all drafted by the draft model: the session's drafter is
+//    then a HybridDrafter, and each cycle drafts from the source its arm names (a text that
 //    repeats itself is drafted for free where the draft model guesses wrong);
 //  - without one: plain, and CoordGen's retrieval trees (node budgets 4 and 16).
 // Every arm's trees are verified by the same lossless verifier, so auto is lossless
