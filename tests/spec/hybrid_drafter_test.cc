@@ -49,94 +49,98 @@ class FixedDrafter : public Drafter {
   DraftCounters counters_;
 };
 
-TEST(HybridDrafter, DraftsFromTheSelectedSourcesAndEveryOneFollowsTheCommits) {
-  auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
-  auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.9f);
-  FixedDrafter& model = *model_owned;
-  FixedDrafter& retrieval = *retrieval_owned;
-  HybridDrafter hybrid(std::move(model_owned), std::move(retrieval_owned));
-  EXPECT_TRUE(hybrid.drafts_from_model() && hybrid.drafts_from_retrieval()) << "both by default";
-  hybrid.reset({1, 2});
+// A hybrid over a model that proposes token 5 (p 0.7) and retrieval that proposes 9 (p 0.9),
+// after the prompt {1, 2}, with a greedy sampler.
+class HybridSources : public ::testing::Test {
+ protected:
+  HybridSources() {
+    auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
+    auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.9f);
+    model = model_owned.get();
+    retrieval = retrieval_owned.get();
+    hybrid = std::make_unique<HybridDrafter>(std::move(model_owned), std::move(retrieval_owned));
+    greedy.temperature = 0;
+    sampler = std::make_unique<Sampler>(greedy);
+  }
+
+  FixedDrafter* model = nullptr;
+  FixedDrafter* retrieval = nullptr;
+  std::unique_ptr<HybridDrafter> hybrid;
   SamplingParams greedy;
-  greedy.temperature = 0;
-  Sampler sampler(greedy);
+  std::unique_ptr<Sampler> sampler;
   const std::vector<int32_t> history = {1, 2};
+};
+
+TEST_F(HybridSources, DraftsFromTheSelectedSourcesAndEveryOneFollowsTheCommits) {
+  EXPECT_TRUE(hybrid->drafts_from_model() && hybrid->drafts_from_retrieval()) << "both by default";
+  hybrid->reset(history);
   TokenTree tree;
   std::vector<NodeDistribution> out;
 
   // Both: the merge of the two.
-  ASSERT_TRUE(hybrid.begin_cycle(history, greedy, sampler).ok());
-  ASSERT_TRUE(hybrid.draft(tree, {TokenTree::kRoot}, &out).ok());
+  ASSERT_TRUE(hybrid->begin_cycle(history, greedy, *sampler).ok());
+  ASSERT_TRUE(hybrid->draft(tree, {TokenTree::kRoot}, &out).ok());
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(out[0].probs.size(), 2u);
   EXPECT_EQ(out[0].probs[0].id, 9);
   EXPECT_EQ(out[0].probs[1].id, 5);
 
   // Retrieval alone: the model is not asked.
-  hybrid.set_sources(false, true);
-  const int model_nodes = model.drafted_nodes;
-  ASSERT_TRUE(hybrid.draft(tree, {TokenTree::kRoot}, &out).ok());
+  hybrid->set_sources(false, true);
+  const int model_nodes = model->drafted_nodes;
+  ASSERT_TRUE(hybrid->draft(tree, {TokenTree::kRoot}, &out).ok());
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(out[0].probs.size(), 1u);
   EXPECT_EQ(out[0].probs[0].id, 9);
-  EXPECT_EQ(model.drafted_nodes, model_nodes) << "the model drafted nothing";
+  EXPECT_EQ(model->drafted_nodes, model_nodes) << "the model drafted nothing";
 
   // The model alone: retrieval is not asked.
-  hybrid.set_sources(true, false);
-  const int retrieval_nodes = retrieval.drafted_nodes;
-  ASSERT_TRUE(hybrid.draft(tree, {TokenTree::kRoot}, &out).ok());
+  hybrid->set_sources(true, false);
+  const int retrieval_nodes = retrieval->drafted_nodes;
+  ASSERT_TRUE(hybrid->draft(tree, {TokenTree::kRoot}, &out).ok());
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(out[0].probs.size(), 1u);
   EXPECT_EQ(out[0].probs[0].id, 5);
   EXPECT_FLOAT_EQ(out[0].probs[0].p, 0.7f);
-  EXPECT_EQ(retrieval.drafted_nodes, retrieval_nodes) << "retrieval drafted nothing";
+  EXPECT_EQ(retrieval->drafted_nodes, retrieval_nodes) << "retrieval drafted nothing";
 
   // A commit reaches both, whichever drafted the tree.
   const int32_t node = tree.add(5, TokenTree::kRoot, 0.7f);
-  hybrid.commit(tree, {node}, 6);
-  EXPECT_EQ(model.sequence, (std::vector<int32_t>{1, 2, 5, 6}));
-  EXPECT_EQ(retrieval.sequence, (std::vector<int32_t>{1, 2, 5, 6}));
-  ASSERT_TRUE(hybrid.begin_cycle(history, greedy, sampler).ok());
-  EXPECT_EQ(model.cycles, 2);
-  EXPECT_EQ(retrieval.cycles, 2) << "a source that is off still begins every cycle";
+  hybrid->commit(tree, {node}, 6);
+  EXPECT_EQ(model->sequence, (std::vector<int32_t>{1, 2, 5, 6}));
+  EXPECT_EQ(retrieval->sequence, (std::vector<int32_t>{1, 2, 5, 6}));
+  ASSERT_TRUE(hybrid->begin_cycle(history, greedy, *sampler).ok());
+  EXPECT_EQ(model->cycles, 2);
+  EXPECT_EQ(retrieval->cycles, 2) << "a source that is off still begins every cycle";
 }
 
 // auto's arms each draft from their own source of the session's HybridDrafter: a retrieval
 // arm's tree holds retrieval's tokens and costs no draft-model step, a model arm's the
 // model's; after each build the hybrid is back to the session's own choice.
-TEST(HybridDrafter, AutoArmsDraftFromTheirOwnSource) {
-  auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
-  auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.9f);
-  FixedDrafter& model = *model_owned;
-  FixedDrafter& retrieval = *retrieval_owned;
-  HybridDrafter hybrid(std::move(model_owned), std::move(retrieval_owned));
-  hybrid.set_sources(true, false);  // what a session of auto sets
+TEST_F(HybridSources, AutoArmsDraftFromTheirOwnSource) {
+  hybrid->set_sources(true, false);  // what a session of auto sets
   std::vector<AutoArm> arms;
   arms.push_back({"retrieval:2", std::make_unique<StaticTreeBuilder>(std::vector<int>{1, 1}, "retrieval:2"), false,
                   ArmSource::kRetrieval, 3});
   arms.push_back(
       {"chain:2", std::make_unique<StaticTreeBuilder>(std::vector<int>{1, 1}, "chain:2"), false, ArmSource::kModel, 3});
   AutoTreeBuilder autob(std::move(arms));
-  hybrid.reset({1, 2});
-  SamplingParams greedy;
-  greedy.temperature = 0;
-  Sampler sampler(greedy);
-  const std::vector<int32_t> history = {1, 2};
+  hybrid->reset(history);
   BuildContext ctx;
   ctx.max_nodes = 16;
   ctx.sampling = greedy;
-  ctx.draft_sampler = &sampler;
+  ctx.draft_sampler = sampler.get();
   for (const auto& [arm, token] : {std::pair<int, int32_t>{0, 9}, std::pair<int, int32_t>{1, 5}}) {
-    const int model_nodes = model.drafted_nodes, retrieval_nodes = retrieval.drafted_nodes;
+    const int model_nodes = model->drafted_nodes, retrieval_nodes = retrieval->drafted_nodes;
     TokenTree tree;
-    ASSERT_TRUE(hybrid.begin_cycle(history, greedy, sampler).ok());
-    ASSERT_TRUE(autob.build(hybrid, ctx, &tree).ok());
+    ASSERT_TRUE(hybrid->begin_cycle(history, greedy, *sampler).ok());
+    ASSERT_TRUE(autob.build(*hybrid, ctx, &tree).ok());
     ASSERT_EQ(autob.current_arm(), arm) << "arms are first tried in their order";
     ASSERT_EQ(tree.size(), 2);
     for (int32_t n = 0; n < tree.size(); ++n) EXPECT_EQ(tree.node(n).token, token) << autob.policy();
-    EXPECT_EQ(model.drafted_nodes > model_nodes, arm == 1) << autob.policy();
-    EXPECT_EQ(retrieval.drafted_nodes > retrieval_nodes, arm == 0) << autob.policy();
-    EXPECT_TRUE(hybrid.drafts_from_model() && !hybrid.drafts_from_retrieval()) << "the session's choice is back";
+    EXPECT_EQ(model->drafted_nodes > model_nodes, arm == 1) << autob.policy();
+    EXPECT_EQ(retrieval->drafted_nodes > retrieval_nodes, arm == 0) << autob.policy();
+    EXPECT_TRUE(hybrid->drafts_from_model() && !hybrid->drafts_from_retrieval()) << "the session's choice is back";
     CycleStats stats;
     stats.tree_nodes = 2;
     stats.rows_verified = 3;
