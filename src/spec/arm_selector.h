@@ -83,6 +83,8 @@ struct ArmSelectorOptions {
   double far_min_cycles = 4;
   double far_explore_share = 0.01;
   double lasting_decay = 0.995;  // the lasting evidence's decay (what a later session starts from)
+  // Whether the lasting evidence can also show an arm far behind (far_behind()).
+  bool far_by_lasting_evidence = true;
   // An arm measured over fewer than `thin_cycles` (decayed) cycles and not far behind is
   // measured again at once, not after stale_cycles, while its typical cycle fits in the
   // regret budget: a drafting arm's cycles emit anywhere from 1 to ~17 tokens, and one or
@@ -144,8 +146,6 @@ class ArmSelector {
   };
   // The regret one typical cycle of `arm` costs against the best arm `top`.
   double expected_regret(int arm, int top) const;
-  // The variance of an arm's cycles around its rate, relative to its mean tokens squared.
-  double relative_spread(int arm) const;
   // Whether `arm` is far behind the best arm `top` (see far_explore_share).
   bool far_behind(int arm, int top) const;
   // Whether `arm` is measured over fewer than thin_cycles cycles.

@@ -35,14 +35,40 @@ uint64_t HybridDrafter::resident_bytes() const { return model_->resident_bytes()
 
 void HybridDrafter::reset(const std::vector<int32_t>& prompt) {
   model_->reset(prompt);
-  retrieval_->reset(prompt);
+  retrieval_began_ = false;
+  retrieval_reset_pending_ = !use_retrieval_;
+  if (use_retrieval_) retrieval_->reset(prompt);
+}
+
+void HybridDrafter::observe_prefill(const std::vector<int32_t>& prompt, size_t first,
+                                    const std::vector<std::vector<TokenProb>>& rows) {
+  // The prefill's predictions belong to this prompt: a deferred reset happens first.
+  if (retrieval_reset_pending_) {
+    retrieval_->reset(prompt);
+    retrieval_reset_pending_ = false;
+  }
+  retrieval_->observe_prefill(prompt, first, rows);
 }
 
 Status HybridDrafter::begin_cycle(const std::vector<int32_t>& history, const SamplingParams& sampling,
                                   const Sampler& draft_sampler) {
   model_full_ = false;
   SF_RETURN_IF_ERROR(model_->begin_cycle(history, sampling, draft_sampler));
-  return retrieval_->begin_cycle(history, sampling, draft_sampler);
+  cycle_ = {&history, &sampling, &draft_sampler};
+  retrieval_began_ = false;
+  return use_retrieval_ ? begin_retrieval_cycle() : Status::Ok();
+}
+
+Status HybridDrafter::begin_retrieval_cycle() {
+  SF_CHECK(cycle_.history, "draft() outside a cycle");
+  if (retrieval_reset_pending_) {
+    retrieval_->reset(*cycle_.history);
+    retrieval_reset_pending_ = false;
+  }
+  // It catches up on the commits it was not told of (RetrievalDrafter::begin_cycle).
+  SF_RETURN_IF_ERROR(retrieval_->begin_cycle(*cycle_.history, *cycle_.sampling, *cycle_.draft_sampler));
+  retrieval_began_ = true;
+  return Status::Ok();
 }
 
 Status HybridDrafter::draft(const TokenTree& tree, const std::vector<int32_t>& nodes,
@@ -52,7 +78,10 @@ Status HybridDrafter::draft(const TokenTree& tree, const std::vector<int32_t>& n
     SF_RETURN_IF_ERROR(model_->draft(tree, nodes, &from_model));
     if (from_model.size() < nodes.size()) model_full_ = true;
   }
-  if (use_retrieval_) SF_RETURN_IF_ERROR(retrieval_->draft(tree, nodes, &from_retrieval));
+  if (use_retrieval_) {
+    if (!retrieval_began_) SF_RETURN_IF_ERROR(begin_retrieval_cycle());
+    SF_RETURN_IF_ERROR(retrieval_->draft(tree, nodes, &from_retrieval));
+  }
   out->clear();
   if (!use_retrieval_) {
     *out = std::move(from_model);  // the model's rows as they are (fewer when it is full)
@@ -75,9 +104,16 @@ Status HybridDrafter::draft(const TokenTree& tree, const std::vector<int32_t>& n
   return Status::Ok();
 }
 
+void HybridDrafter::observe_rejected(const TokenTree& tree, const std::vector<int32_t>& accepted,
+                                     const std::function<int32_t(int32_t node)>& target_argmax) {
+  if (retrieval_began_) retrieval_->observe_rejected(tree, accepted, target_argmax);
+}
+
 void HybridDrafter::commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) {
   model_->commit(tree, accepted, bonus);
-  retrieval_->commit(tree, accepted, bonus);
+  if (retrieval_began_) retrieval_->commit(tree, accepted, bonus);
+  retrieval_began_ = false;
+  cycle_ = {};
 }
 
 }  // namespace sf

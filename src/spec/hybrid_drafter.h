@@ -8,8 +8,12 @@
 // The model drafter's own row limits apply: once it has no room left in a cycle, the
 // remaining nodes get the retrieval distribution alone.
 // `--spec auto` drafts from one source at a time (set_sources): its arms are policies over
-// the draft model or over retrieval, and a source that is off still follows every commit,
-// so switching back costs no more than the draft model's usual catch-up.
+// the draft model or over retrieval. The draft model follows every commit (its commit only
+// records the tokens; it runs them at its next draft, the catch-up auto charges for). The
+// retrieval drafter is told of a cycle only when it drafts in it: its commit extends a suffix
+// automaton per token, ~0.5 us that auto paid on every plain-decoding token at a 100% budget
+// on stories260K (a 25 us step). When it drafts again it begins that cycle with the whole
+// history and extends its automaton by the tokens it missed (RetrievalDrafter::begin_cycle).
 // Not thread-safe.
 #pragma once
 
@@ -35,20 +39,18 @@ class HybridDrafter : public Drafter {
 
   int prefill_top_k() const override { return retrieval_->prefill_top_k(); }
   void observe_prefill(const std::vector<int32_t>& prompt, size_t first,
-                       const std::vector<std::vector<TokenProb>>& rows) override {
-    retrieval_->observe_prefill(prompt, first, rows);
-  }
+                       const std::vector<std::vector<TokenProb>>& rows) override;
   bool wants_rejected_predictions() const override { return retrieval_->wants_rejected_predictions(); }
+  // Reaches the retrieval drafter only in a cycle it drafted in (see above).
   void observe_rejected(const TokenTree& tree, const std::vector<int32_t>& accepted,
-                        const std::function<int32_t(int32_t node)>& target_argmax) override {
-    retrieval_->observe_rejected(tree, accepted, target_argmax);
-  }
+                        const std::function<int32_t(int32_t node)>& target_argmax) override;
   Status end_sequence(const std::vector<int32_t>& sequence, size_t prompt_tokens) override {
     return retrieval_->end_sequence(sequence, prompt_tokens);
   }
 
-  // Which sources draft() asks (both by default; at least one). The other keeps following
-  // the committed sequence (reset, begin_cycle, commit), so it can take over at any cycle.
+  // Which sources draft() asks (both by default; at least one). Either can take over at
+  // any cycle (set between begin_cycle and commit, as auto's builder does, or between
+  // cycles).
   void set_sources(bool model, bool retrieval);
   bool drafts_from_model() const { return use_model_; }
   bool drafts_from_retrieval() const { return use_retrieval_; }
@@ -62,6 +64,17 @@ class HybridDrafter : public Drafter {
   bool model_full_ = false;  // the model drafter returned fewer rows this cycle
   bool use_model_ = true, use_retrieval_ = true;
   DraftCounters counters_;
+  // The cycle begun (begin_cycle's arguments, which the caller keeps until commit), for a
+  // retrieval drafter that starts the cycle only when first asked to draft.
+  struct Cycle {
+    const std::vector<int32_t>* history = nullptr;
+    const SamplingParams* sampling = nullptr;
+    const Sampler* draft_sampler = nullptr;
+  };
+  Cycle cycle_;
+  bool retrieval_began_ = false;          // the retrieval drafter began this cycle
+  bool retrieval_reset_pending_ = false;  // it has not seen the current sequence's reset
+  Status begin_retrieval_cycle();
 };
 
 // Merges two distributions: each token at the larger of its probabilities, sorted by

@@ -66,7 +66,14 @@ Status RetrievalDrafter::begin_cycle(const std::vector<int32_t>& history, const 
   (void)sampling;
   (void)draft_sampler;
   Stopwatch timer;
-  if (history != sequence_) reset(history);  // never expected: commit() tracks the sequence
+  // commit() tracks the sequence. A drafter left out of some cycles (a HybridDrafter's
+  // retrieval source while auto runs other arms) catches up on the tokens it missed;
+  // anything else is a new sequence.
+  if (history.size() >= sequence_.size() && std::equal(sequence_.begin(), sequence_.end(), history.begin())) {
+    for (size_t i = sequence_.size(); i < history.size(); ++i) push_committed(history[i]);
+  } else {
+    reset(history);
+  }
   node_match_.assign(1, NodeMatch{});
   chain_.clear();
   switch (options_.mode) {

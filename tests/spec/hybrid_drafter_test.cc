@@ -1,6 +1,7 @@
 // HybridDrafter's source selection (what `--spec auto` uses to run a retrieval arm beside
-// its draft-model arms): draft() asks only the selected sources, and every source keeps
-// following the committed sequence whichever drafted, so either can take over next cycle.
+// its draft-model arms): draft() asks only the selected sources; the draft model follows
+// every commit, and the retrieval drafter, told only of the cycles it drafts in, catches up
+// on the committed sequence when it next drafts, to the same drafts as if it had followed.
 #include "spec/hybrid_drafter.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "sampling/sampler.h"
 #include "spec/auto_tree_builder.h"
 #include "spec/cycle_stats.h"
+#include "spec/retrieval_drafter.h"
 #include "spec/static_tree_builder.h"
 
 namespace sf {
@@ -23,8 +25,9 @@ class FixedDrafter : public Drafter {
   const char* name() const override { return "fixed"; }
   uint64_t resident_bytes() const override { return 0; }
   void reset(const std::vector<int32_t>& prompt) override { sequence = prompt; }
-  Status begin_cycle(const std::vector<int32_t>&, const SamplingParams&, const Sampler&) override {
+  Status begin_cycle(const std::vector<int32_t>& history, const SamplingParams&, const Sampler&) override {
     ++cycles;
+    last_history = history;
     return Status::Ok();
   }
   Status draft(const TokenTree&, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override {
@@ -40,6 +43,7 @@ class FixedDrafter : public Drafter {
   const DraftCounters& draft_counters() const override { return counters_; }
 
   std::vector<int32_t> sequence;
+  std::vector<int32_t> last_history;  // begin_cycle's
   int cycles = 0;
   int drafted_nodes = 0;
 
@@ -71,7 +75,7 @@ class HybridSources : public ::testing::Test {
   const std::vector<int32_t> history = {1, 2};
 };
 
-TEST_F(HybridSources, DraftsFromTheSelectedSourcesAndEveryOneFollowsTheCommits) {
+TEST_F(HybridSources, DraftsFromTheSelectedSourcesAndRetrievalCatchesUpWhenItDrafts) {
   EXPECT_TRUE(hybrid->drafts_from_model() && hybrid->drafts_from_retrieval()) << "both by default";
   hybrid->reset(history);
   TokenTree tree;
@@ -79,6 +83,7 @@ TEST_F(HybridSources, DraftsFromTheSelectedSourcesAndEveryOneFollowsTheCommits) 
 
   // Both: the merge of the two.
   ASSERT_TRUE(hybrid->begin_cycle(history, greedy, *sampler).ok());
+  EXPECT_EQ(retrieval->cycles, 1);
   ASSERT_TRUE(hybrid->draft(tree, {TokenTree::kRoot}, &out).ok());
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(out[0].probs.size(), 2u);
@@ -104,14 +109,81 @@ TEST_F(HybridSources, DraftsFromTheSelectedSourcesAndEveryOneFollowsTheCommits) 
   EXPECT_FLOAT_EQ(out[0].probs[0].p, 0.7f);
   EXPECT_EQ(retrieval->drafted_nodes, retrieval_nodes) << "retrieval drafted nothing";
 
-  // A commit reaches both, whichever drafted the tree.
+  // A commit reaches both sources that began the cycle.
   const int32_t node = tree.add(5, TokenTree::kRoot, 0.7f);
   hybrid->commit(tree, {node}, 6);
   EXPECT_EQ(model->sequence, (std::vector<int32_t>{1, 2, 5, 6}));
   EXPECT_EQ(retrieval->sequence, (std::vector<int32_t>{1, 2, 5, 6}));
-  ASSERT_TRUE(hybrid->begin_cycle(history, greedy, *sampler).ok());
+
+  // A cycle of the model alone: retrieval is neither begun nor told of the commit.
+  const std::vector<int32_t> longer = {1, 2, 5, 6};
+  ASSERT_TRUE(hybrid->begin_cycle(longer, greedy, *sampler).ok());
+  ASSERT_TRUE(hybrid->draft(tree, {TokenTree::kRoot}, &out).ok());
+  hybrid->commit(tree, {node}, 8);
   EXPECT_EQ(model->cycles, 2);
-  EXPECT_EQ(retrieval->cycles, 2) << "a source that is off still begins every cycle";
+  EXPECT_EQ(model->sequence, (std::vector<int32_t>{1, 2, 5, 6, 5, 8}));
+  EXPECT_EQ(retrieval->cycles, 1);
+  EXPECT_EQ(retrieval->sequence, (std::vector<int32_t>{1, 2, 5, 6}));
+
+  // Retrieval drafts again (auto's builder switches sources after begin_cycle): it begins
+  // the cycle then, with the whole history, and is told of its commit.
+  const std::vector<int32_t> longest = {1, 2, 5, 6, 5, 8};
+  ASSERT_TRUE(hybrid->begin_cycle(longest, greedy, *sampler).ok());
+  EXPECT_EQ(retrieval->cycles, 1) << "not begun before it drafts";
+  hybrid->set_sources(false, true);
+  ASSERT_TRUE(hybrid->draft(tree, {TokenTree::kRoot}, &out).ok());
+  EXPECT_EQ(retrieval->cycles, 2);
+  EXPECT_EQ(retrieval->last_history, longest);
+  ASSERT_TRUE(hybrid->draft(tree, {TokenTree::kRoot}, &out).ok());
+  EXPECT_EQ(retrieval->cycles, 2) << "begun once per cycle";
+  hybrid->commit(tree, {}, 3);
+  EXPECT_EQ(retrieval->sequence, (std::vector<int32_t>{1, 2, 5, 6, 3}))
+      << "the fake does not catch up; the commit reached it";
+}
+
+// A retrieval drafter left out of cycles drafts exactly what one told of every commit does:
+// RetrievalDrafter::begin_cycle extends its automaton by the tokens it missed.
+TEST(RetrievalCatchUp, ADrafterLeftOutOfCyclesDraftsAsOneThatFollowedThem) {
+  RetrievalOptions options;  // coordgen's live source; no calibration (no prefill), no reuse
+  options.calibrate = false;
+  options.reuse = false;
+  RetrievalDrafter followed(options, nullptr), caught_up(options, nullptr);
+  const std::vector<int32_t> prompt = {4, 7, 1, 4, 7, 2, 4};
+  followed.reset(prompt);
+  caught_up.reset(prompt);
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  Sampler sampler(greedy);
+  std::vector<int32_t> history = prompt;
+  TokenTree empty;
+  std::vector<NodeDistribution> out;
+  // Three cycles that only `followed` takes part in, each committing one accepted token and
+  // a bonus.
+  for (const auto& [accepted, bonus] : {std::pair<int32_t, int32_t>{7, 1}, {4, 7}, {2, 4}}) {
+    ASSERT_TRUE(followed.begin_cycle(history, greedy, sampler).ok());
+    ASSERT_TRUE(followed.draft(empty, {TokenTree::kRoot}, &out).ok());
+    TokenTree tree;
+    const int32_t node = tree.add(accepted, TokenTree::kRoot, 1.0f);
+    followed.commit(tree, {node}, bonus);
+    history.push_back(accepted);
+    history.push_back(bonus);
+  }
+  ASSERT_TRUE(followed.begin_cycle(history, greedy, sampler).ok());
+  ASSERT_TRUE(caught_up.begin_cycle(history, greedy, sampler).ok());
+  EXPECT_EQ(caught_up.live().n_states(), followed.live().n_states());
+  EXPECT_EQ(caught_up.live().whole_text().length, followed.live().whole_text().length);
+  // The same drafts below the root and below a drafted child.
+  std::vector<NodeDistribution> a, b;
+  ASSERT_TRUE(followed.draft(empty, {TokenTree::kRoot}, &a).ok());
+  ASSERT_TRUE(caught_up.draft(empty, {TokenTree::kRoot}, &b).ok());
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  ASSERT_FALSE(a[0].probs.empty()) << "the context repeats: retrieval has a continuation";
+  ASSERT_EQ(a[0].probs.size(), b[0].probs.size());
+  for (size_t i = 0; i < a[0].probs.size(); ++i) {
+    EXPECT_EQ(a[0].probs[i].id, b[0].probs[i].id);
+    EXPECT_FLOAT_EQ(a[0].probs[i].p, b[0].probs[i].p);
+  }
 }
 
 // auto's arms each draft from their own source of the session's HybridDrafter: a retrieval
