@@ -125,13 +125,15 @@ void DotRows(const void* w, size_t stride, int64_t n_rows, const void* x, int64_
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
-// The VNNI path (vnni_q-inl.h), which the tiles of this target match bit for bit.
+// The VNNI path (vnni_q-inl.h) of every format here, which the tiles of this target match
+// bit for bit. (Q4_1/Q5_1's m_w * s_x terms go to chains of their own there, in the spirit
+// of the one-lane accumulators above.)
 template <class T>
 float VnniDot(const void* w, const void* x, int64_t n) {
   SF_CHECK(n % kQK == 0, "dot of %lld elements: not whole blocks", static_cast<long long>(n));
   float out;
-  VnniDotRowsT<VnniFormat<T>, 1>(static_cast<const uint8_t*>(w), 0, static_cast<const BlockQ8_0*>(x), n / kQK, &out,
-                                 false);
+  VnniDotRowsT<VnniFormat<T>, 1>(static_cast<const uint8_t*>(w), 0,
+                                 static_cast<const typename VnniFormat<T>::XBlock*>(x), n / kQK, &out, false);
   return out;
 }
 
@@ -139,7 +141,7 @@ template <class T>
 void VnniDotRows(const void* w, size_t stride, int64_t n_rows, const void* x, int64_t n, float* out) {
   SF_CHECK(n % kQK == 0, "dot of %lld elements: not whole blocks", static_cast<long long>(n));
   const auto* wp = static_cast<const uint8_t*>(w);
-  const auto* xb = static_cast<const BlockQ8_0*>(x);
+  const auto* xb = static_cast<const typename VnniFormat<T>::XBlock*>(x);
   int64_t r = 0;
   for (; r + 4 <= n_rows; r += 4) VnniDotRowsT<VnniFormat<T>, 4>(wp + r * stride, stride, xb, n / kQK, out + r, true);
   for (; r < n_rows; ++r) VnniDotRowsT<VnniFormat<T>, 1>(wp + r * stride, stride, xb, n / kQK, out + r, false);

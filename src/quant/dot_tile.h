@@ -7,9 +7,9 @@
 // so a batch verifying a token tree computes exactly the floats of decoding one token at a
 // time: either by the same per-block integer dot, scale multiplies and accumulators (two
 // round-robin ones for the legacy formats, one plus the mins for the K-quants) summed the
-// same way, or, for the VNNI kernels (AVX3_DL: Q4_0, Q8_0, Q4_K) and the float formats, by
-// one per-element definition of the sum that both compute (quant/vnni_q-inl.h,
-// quant/dot_simd_float.cc).
+// same way, or, for the VNNI kernels (AVX3_DL: every legacy format and K-quant) and the
+// float formats, by one per-element definition of the sum that both compute
+// (quant/vnni_q-inl.h, vnni_k-inl.h, vnni_k16-inl.h, quant/dot_simd_float.cc).
 #pragma once
 
 #include <cstddef>

@@ -150,8 +150,8 @@ void Tile(const void* weight, size_t row_stride, int64_t n_rows, const void* act
 template <class T>
 DotTile Entry() {
 #if HWY_TARGET == HWY_AVX3_DL
-  // This target's dot of these formats is the VNNI chain, which only the VNNI tile matches.
-  // Batches under kVnniMinRows rows run dot_rows per row instead (vnni_panels-inl.h).
+  // This target's dot of these formats (all five) is the VNNI chain, which only the VNNI tile
+  // matches. Batches under kVnniMinRows rows run dot_rows per row instead (vnni_panels-inl.h).
   if constexpr (kVnni<T>)
     return DotTile{&VnniTileRun<VnniFormat<T>>, &VnniPreparedBytes, &VnniPrepare<VnniFormat<T>>, kVnniMinRows};
 #endif

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/fp16.h"
+#include "hwy/targets.h"
 #include "quant_test_util.h"
 
 namespace sf {
@@ -265,6 +266,95 @@ TEST(DotKernel, FloatDotFollowsItsDefinition) {
     }
   }
   EXPECT_GT(checked, 0);
+}
+
+// The legacy formats' AVX3_DL (VNNI) dot as defined in quant/vnni_q-inl.h, from the block
+// bytes (ggml's layouts): block b's exact integer dot isum_b goes to chain (b / 2) mod 4 as
+// fma(float(isum_b), fl(d_w * d_x), chain); Q4_1/Q5_1 also put fma(m_w, s_x, mchain) in
+// mchain (b / 2) mod 4; the result is ChainSum(chains) (+ ChainSum(mchains)), ChainSum(c) =
+// (c0 + c2) + (c1 + c3).
+struct LegacyLayout {
+  GgmlType type, act_type;
+  size_t block_bytes, qh_at, qs_at;  // qh_at 0: no fifth bits
+  int offset;                        // the level's zero: q - offset is the integer weight
+  bool has_min;                      // m (fp16) at byte 2
+};
+const LegacyLayout kLegacyLayouts[] = {
+    {GgmlType::Q4_0, GgmlType::Q8_0, 18, 0, 2, 8, false},  {GgmlType::Q4_1, GgmlType::Q8_1, 20, 0, 4, 0, true},
+    {GgmlType::Q5_0, GgmlType::Q8_0, 22, 2, 6, 16, false}, {GgmlType::Q5_1, GgmlType::Q8_1, 24, 4, 8, 0, true},
+    {GgmlType::Q8_0, GgmlType::Q8_0, 34, 0, 2, 0, false},
+};
+
+uint16_t u16_at(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+
+float vnni_dot_definition(const LegacyLayout& f, const uint8_t* w, const uint8_t* x, int64_t n) {
+  const size_t x_block = f.act_type == GgmlType::Q8_1 ? 36 : 34, x_qs = f.act_type == GgmlType::Q8_1 ? 4 : 2;
+  float chains[4] = {0, 0, 0, 0}, mchains[4] = {0, 0, 0, 0};
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const uint8_t* wb = w + b * f.block_bytes;
+    const uint8_t* xb = x + b * x_block;
+    uint32_t qh = 0;
+    if (f.qh_at != 0) std::memcpy(&qh, wb + f.qh_at, 4);
+    int32_t isum = 0;
+    for (int j = 0; j < 32; ++j) {
+      int q;
+      if (f.type == GgmlType::Q8_0) {
+        q = static_cast<int8_t>(wb[f.qs_at + j]);
+      } else {
+        q = (j < 16 ? wb[f.qs_at + j] & 0xF : wb[f.qs_at + j - 16] >> 4) | static_cast<int>(((qh >> j) & 1) << 4);
+      }
+      isum += (q - f.offset) * static_cast<int8_t>(xb[x_qs + j]);
+    }
+    const int chain = static_cast<int>((b / 2) % 4);
+    const float p = fp16_to_fp32(u16_at(wb)) * fp16_to_fp32(u16_at(xb));
+    chains[chain] = std::fma(static_cast<float>(isum), p, chains[chain]);
+    if (f.has_min) {
+      mchains[chain] = std::fma(fp16_to_fp32(u16_at(wb + 2)), fp16_to_fp32(u16_at(xb + 2)), mchains[chain]);
+    }
+  }
+  const float sum = (chains[0] + chains[2]) + (chains[1] + chains[3]);
+  return f.has_min ? sum + ((mchains[0] + mchains[2]) + (mchains[1] + mchains[3])) : sum;
+}
+
+// The AVX3_DL target's legacy dots are the VNNI kernels and follow that definition bit for
+// bit (the tiles' bit-identity tests then pin the tiles to it too). A CPU with AVX512-VNNI
+// must list the target, so this cannot pass by skipping the VNNI code on the machines that
+// run it.
+TEST(DotKernel, LegacyVnniDotFollowsItsDefinition) {
+  bool vnni = false;
+  for (int64_t target : dot_kernel_targets()) vnni |= dot_kernel_target_name(target) == "AVX3_DL";
+  if (!vnni) {
+    ASSERT_FALSE(hwy::SupportedTargets() & HWY_AVX3_DL) << "AVX3_DL supported but not listed";
+    GTEST_SKIP() << "no AVX3_DL target on this CPU";
+  }
+  const int64_t target = HWY_AVX3_DL;
+  for (const LegacyLayout& f : kLegacyLayouts) {
+    const DotKernel* k = find_dot_kernel_for_target(f.type, f.act_type, target);
+    ASSERT_NE(k, nullptr) << type_name(f.type);
+    ASSERT_EQ(type_info(f.type).block_bytes, f.block_bytes) << type_name(f.type);
+    // 1 to 37 blocks: partial and whole 16-block segments of the one-row kernel, odd counts.
+    for (int64_t blocks : {1, 2, 3, 5, 8, 9, 15, 16, 17, 31, 33, 37}) {
+      const int64_t n = 32 * blocks;
+      for (uint32_t seed : {1u, 2u}) {
+        const auto w = test::quantized(f.type, test::random_row(n, seed * 31u + static_cast<uint32_t>(n), 0.05f));
+        std::vector<uint8_t> a(row_bytes(f.act_type, n));
+        k->quantize_activation(test::random_row(n, seed * 37u + static_cast<uint32_t>(n), 2.0f).data(), a.data(), n);
+        const float want = vnni_dot_definition(f, w.data(), a.data(), n);
+        EXPECT_EQ(test::float_bits(k->dot(w.data(), a.data(), n)), test::float_bits(want))
+            << type_name(f.type) << " n=" << n << " seed " << seed;
+        // dot_rows (four rows at a time, then one) on copies of the row.
+        std::vector<uint8_t> rows;
+        for (int r = 0; r < 5; ++r) rows.insert(rows.end(), w.begin(), w.end());
+        std::vector<float> out(5);
+        k->dot_rows(rows.data(), w.size(), 5, a.data(), n, out.data());
+        for (float o : out) EXPECT_EQ(test::float_bits(o), test::float_bits(want)) << type_name(f.type) << " n=" << n;
+      }
+    }
+  }
 }
 
 // Blocks made of random bytes reach every level, scale and bit pattern the formats allow

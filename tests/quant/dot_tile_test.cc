@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "hwy/targets.h"
 #include "quant/dequantize.h"
 #include "quant/dot_kernel.h"
 #include "quant_test_util.h"
@@ -58,6 +59,27 @@ TEST(DotTile, VnniK16TilesHaveASmallBatchKernel) {
     }
   }
   if (!vnni) GTEST_SKIP() << "no AVX3_DL target on this CPU";
+}
+
+// Every legacy format has its VNNI tile (16 activation rows per vector, so it prepares the
+// activations) exactly on AVX3_DL, and a CPU with AVX512-VNNI lists that target: the
+// bit-identity tests below then cannot pass by skipping the VNNI kernels.
+TEST(DotTile, LegacyVnniTilesExistExactlyOnAvx3Dl) {
+  const std::pair<GgmlType, GgmlType> kLegacy[] = {{GgmlType::Q4_0, GgmlType::Q8_0},
+                                                   {GgmlType::Q4_1, GgmlType::Q8_1},
+                                                   {GgmlType::Q5_0, GgmlType::Q8_0},
+                                                   {GgmlType::Q5_1, GgmlType::Q8_1},
+                                                   {GgmlType::Q8_0, GgmlType::Q8_0}};
+  bool listed = false;
+  for (int64_t target : dot_kernel_targets()) {
+    const bool vnni = target == HWY_AVX3_DL;
+    listed |= vnni;
+    for (const auto& [w, a] : kLegacy) {
+      const DotTile tile = find_dot_tile_for_target(w, a, target);
+      EXPECT_EQ(tile.prepare != nullptr, vnni) << type_name(w) << " on " << dot_kernel_target_name(target);
+    }
+  }
+  EXPECT_EQ(listed, (hwy::SupportedTargets() & HWY_AVX3_DL) != 0);
 }
 
 TEST(DotTile, FloatPairsHaveTilesOnEverySimdTarget) {
