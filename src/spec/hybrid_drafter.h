@@ -40,8 +40,12 @@ class HybridDrafter : public Drafter {
   int prefill_top_k() const override { return retrieval_->prefill_top_k(); }
   void observe_prefill(const std::vector<int32_t>& prompt, size_t first,
                        const std::vector<std::vector<TokenProb>>& rows) override;
-  bool wants_rejected_predictions() const override { return retrieval_->wants_rejected_predictions(); }
-  // Reaches the retrieval drafter only in a cycle it drafted in (see above).
+  // Only in a cycle the retrieval drafter drafted in (see above): the target's predictions
+  // at rejected nodes cost an LM-head row each, and auto's model arms would pay for them on
+  // every cycle for the retrieval arm's benefit.
+  bool wants_rejected_predictions() const override {
+    return retrieval_began_ && retrieval_->wants_rejected_predictions();
+  }
   void observe_rejected(const TokenTree& tree, const std::vector<int32_t>& accepted,
                         const std::function<int32_t(int32_t node)>& target_argmax) override;
   Status end_sequence(const std::vector<int32_t>& sequence, size_t prompt_tokens) override {

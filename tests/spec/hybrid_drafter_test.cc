@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,7 +42,14 @@ class FixedDrafter : public Drafter {
     sequence.push_back(bonus);
   }
   const DraftCounters& draft_counters() const override { return counters_; }
+  bool wants_rejected_predictions() const override { return wants_rejected; }
+  void observe_rejected(const TokenTree&, const std::vector<int32_t>&,
+                        const std::function<int32_t(int32_t node)>&) override {
+    ++rejected_observations;
+  }
 
+  bool wants_rejected = false;
+  int rejected_observations = 0;
   std::vector<int32_t> sequence;
   std::vector<int32_t> last_history;  // begin_cycle's
   int cycles = 0;
@@ -139,6 +147,40 @@ TEST_F(HybridSources, DraftsFromTheSelectedSourcesAndRetrievalCatchesUpWhenItDra
   hybrid->commit(tree, {}, 3);
   EXPECT_EQ(retrieval->sequence, (std::vector<int32_t>{1, 2, 5, 6, 3}))
       << "the fake does not catch up; the commit reached it";
+}
+
+// The target's predictions at rejected nodes (CoordGen's reuse of rejected tails) cost an
+// LM-head row each: a hybrid asks for them only after a cycle its retrieval drafted in.
+TEST_F(HybridSources, AsksForRejectedPredictionsOnlyAfterRetrievalDrafted) {
+  retrieval->wants_rejected = true;
+  hybrid->set_sources(true, false);  // auto's session default: the draft model
+  hybrid->reset(history);
+  TokenTree tree;
+  std::vector<NodeDistribution> out;
+  const auto ask = [&] {  // what the session's loop does after verification
+    if (hybrid->wants_rejected_predictions()) hybrid->observe_rejected(tree, {}, [](int32_t) { return 0; });
+  };
+  // A model cycle: nothing asked.
+  ASSERT_TRUE(hybrid->begin_cycle(history, greedy, *sampler).ok());
+  ASSERT_TRUE(hybrid->draft(tree, {TokenTree::kRoot}, &out).ok());
+  ask();
+  hybrid->commit(tree, {}, 3);
+  EXPECT_EQ(retrieval->rejected_observations, 0);
+  // A retrieval cycle (auto's builder switches the source for the build): asked once.
+  const std::vector<int32_t> longer = {1, 2, 3};
+  ASSERT_TRUE(hybrid->begin_cycle(longer, greedy, *sampler).ok());
+  hybrid->set_sources(false, true);
+  ASSERT_TRUE(hybrid->draft(tree, {TokenTree::kRoot}, &out).ok());
+  hybrid->set_sources(true, false);
+  ask();
+  hybrid->commit(tree, {}, 4);
+  EXPECT_EQ(retrieval->rejected_observations, 1);
+  // Both sources (CoordGen's hybrid): every cycle.
+  hybrid->set_sources(true, true);
+  const std::vector<int32_t> longest = {1, 2, 3, 4};
+  ASSERT_TRUE(hybrid->begin_cycle(longest, greedy, *sampler).ok());
+  ask();
+  EXPECT_EQ(retrieval->rejected_observations, 2);
 }
 
 // A retrieval drafter left out of cycles drafts exactly what one told of every commit does:
