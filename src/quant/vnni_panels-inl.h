@@ -1,6 +1,5 @@
-// What the VNNI tiles of vnni_q-inl.h (Q4_0, Q8_0), vnni_k-inl.h (Q4_K) and vnni_k16-inl.h
-// (Q6_K) share: panels of
-// 16 activation rows, one per lane of a 512-bit vector, prepared once per matmul into
+// What the VNNI tiles of vnni_q-inl.h (the legacy formats), vnni_k-inl.h and vnni_k16-inl.h
+// (the K-quants) share: panels of 16 activation rows, one per lane of a 512-bit vector, prepared once per matmul into
 // 64-byte-aligned blocks, and the loop that runs a format's panel kernel over groups of
 // weight rows and stores each lane to its activation row's output.
 #if defined(SF_QUANT_VNNI_PANELS_INL_H_) == defined(HWY_TARGET_TOGGLE)

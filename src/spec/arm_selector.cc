@@ -78,11 +78,11 @@ bool ArmSelector::far_behind(int arm, int top) const {
   // 100% budget on stories260K. Its recent rate stays what the choice follows.
   // (A few cycles say little: one unlucky tree of 2 tokens against a typical 6 would bury
   // an arm that is in fact the best.)
-  for (const ArmEvidence* e : {&a.recent, &a.lasting})
-    if ((e == &a.recent || options_.far_by_lasting_evidence) && e->weight >= options_.far_min_cycles &&
-        evidence_rate(*e) + options_.plausible_z * rate_error_of(*e) < rate(top))
-      return true;
-  return false;
+  const auto beyond_noise = [&](const ArmEvidence& e) {
+    return e.weight >= options_.far_min_cycles &&
+           evidence_rate(e) + options_.plausible_z * rate_error_of(e) < rate(top);
+  };
+  return beyond_noise(a.recent) || (options_.far_by_lasting_evidence && beyond_noise(a.lasting));
 }
 
 bool ArmSelector::thinly_measured(int arm) const {

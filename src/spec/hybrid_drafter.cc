@@ -43,11 +43,14 @@ void HybridDrafter::reset(const std::vector<int32_t>& prompt) {
 void HybridDrafter::observe_prefill(const std::vector<int32_t>& prompt, size_t first,
                                     const std::vector<std::vector<TokenProb>>& rows) {
   // The prefill's predictions belong to this prompt: a deferred reset happens first.
-  if (retrieval_reset_pending_) {
-    retrieval_->reset(prompt);
-    retrieval_reset_pending_ = false;
-  }
+  reset_retrieval_if_pending(prompt);
   retrieval_->observe_prefill(prompt, first, rows);
+}
+
+void HybridDrafter::reset_retrieval_if_pending(const std::vector<int32_t>& sequence) {
+  if (!retrieval_reset_pending_) return;
+  retrieval_->reset(sequence);
+  retrieval_reset_pending_ = false;
 }
 
 Status HybridDrafter::begin_cycle(const std::vector<int32_t>& history, const SamplingParams& sampling,
@@ -61,10 +64,7 @@ Status HybridDrafter::begin_cycle(const std::vector<int32_t>& history, const Sam
 
 Status HybridDrafter::begin_retrieval_cycle() {
   SF_CHECK(cycle_.history, "draft() outside a cycle");
-  if (retrieval_reset_pending_) {
-    retrieval_->reset(*cycle_.history);
-    retrieval_reset_pending_ = false;
-  }
+  reset_retrieval_if_pending(*cycle_.history);
   // It catches up on the commits it was not told of (RetrievalDrafter::begin_cycle).
   SF_RETURN_IF_ERROR(retrieval_->begin_cycle(*cycle_.history, *cycle_.sampling, *cycle_.draft_sampler));
   retrieval_began_ = true;

@@ -79,6 +79,8 @@ class HybridDrafter : public Drafter {
   bool retrieval_began_ = false;          // the retrieval drafter began this cycle
   bool retrieval_reset_pending_ = false;  // it has not seen the current sequence's reset
   Status begin_retrieval_cycle();
+  // The reset deferred while retrieval was off, with the sequence as its prompt.
+  void reset_retrieval_if_pending(const std::vector<int32_t>& sequence);
 };
 
 // Merges two distributions: each token at the larger of its probabilities, sorted by
