@@ -7,6 +7,11 @@
 //     per-cell kernel it replaced (kept below, verbatim in behaviour, as `per_cell_attention`),
 //     both in this process, with their ratio.
 //
+//   attention_bench curve [--heads 8/8] [--head-dim 8] [--contexts 64,2048] [--rows 1,2,4,...]
+//     The attention op alone (one layer) on tree-shaped batches of every --rows count after
+//     every context, next to the one-task-per-(row, KV head) driver it replaced (kept below as
+//     `per_row_attention`), interleaved in this process; minimum of --repeats rounds.
+//
 //   attention_bench model MODEL.gguf [--contexts 64,2048] [--rows 1,2,4,...] [--repeats R]
 //     Whole resident forward passes of the model's layers (embed, every layer, LM head of
 //     the last row) with the KV cache filled with random keys/values up to each context:
@@ -36,7 +41,9 @@
 #include "model/transformer.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
+#include "ops/attention_rows.h"
 #include "ops/attention_simd.h"
+#include "ops/visible_cells.h"
 #include "quant/dot_kernel.h"
 
 namespace {
@@ -73,6 +80,53 @@ void per_cell_attention(const sf::AttentionShape& s, const float* q, int64_t n_t
       for (int d = 0; d < s.head_dim; ++d) o[d] = acc[d];
     }
   });
+}
+
+// The attention() driver before rows shared their prefix (commit 6500bc2): one task per
+// (row, KV head), each widening every one of its visible cells itself. The kernel is the same
+// row kernel. Kept here only as the `curve` mode's baseline.
+void per_row_attention(const sf::AttentionShape& s, const float* q, int64_t n_tokens, const uint16_t* k,
+                       const uint16_t* v, int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out,
+                       sf::ThreadPool& pool) {
+  const int group = s.n_head / s.n_head_kv;
+  const int64_t q_row = static_cast<int64_t>(s.n_head) * s.head_dim;
+  const int64_t head_block = static_cast<int64_t>(group) * s.head_dim;
+  const auto attend_tasks = [&](int64_t begin, int64_t end, int) {
+    thread_local std::vector<int32_t> cells;
+    thread_local std::vector<float> scores;
+    if (cells.size() < static_cast<size_t>(n_kv)) cells.resize(static_cast<size_t>(n_kv));
+    const auto scratch = static_cast<size_t>(sf::attention_row_scratch_floats(group, s.head_dim, n_kv));
+    if (scores.size() < scratch) scores.resize(scratch);
+    int64_t listed_row = -1, n_cells = 0;
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t t = task / s.n_head_kv;
+      const int kvh = static_cast<int>(task % s.n_head_kv);
+      if (t != listed_row) {
+        n_cells = sf::visible_cells(mask + t * n_kv, n_kv, cells.data());
+        listed_row = t;
+      }
+      float* o = out + t * q_row + kvh * head_block;
+      if (n_cells == 0) {
+        std::fill(o, o + head_block, 0.0f);
+        continue;
+      }
+      sf::AttentionRowArgs a;
+      a.q = q + t * q_row + kvh * head_block;
+      a.group = group;
+      a.head_dim = s.head_dim;
+      a.scale = s.scale;
+      a.k = k + static_cast<int64_t>(kvh) * s.head_dim;
+      a.v = v + static_cast<int64_t>(kvh) * s.head_dim;
+      a.kv_row = kv_row;
+      a.cells = cells.data();
+      a.n_cells = n_cells;
+      a.scores = scores.data();
+      a.out = o;
+      sf::attend_visible_cells(a);
+    }
+  };
+  const double task_work = 2.0 * static_cast<double>(n_kv) * static_cast<double>(head_block);
+  pool.parallel_for(n_tokens * s.n_head_kv, attend_tasks, pool.grain_for_work(task_work));
 }
 
 // A token tree of n nodes after `prefix` committed cells: node i's parent is a random
@@ -192,6 +246,83 @@ int run_ops(int threads, int repeats, const std::string& only, const std::string
   return 0;
 }
 
+int run_curve(int threads, int repeats, int n_head, int n_head_kv, int head_dim, const std::vector<int>& contexts,
+              const std::vector<int>& row_counts, const std::string& json_path) {
+  const sf::AttentionShape s{n_head, n_head_kv, head_dim, 1.0f / std::sqrt(static_cast<float>(head_dim))};
+  const int64_t kv_row = static_cast<int64_t>(n_head_kv) * head_dim;
+  sf::ThreadPool pool(threads);
+  struct Shape {
+    int ctx, rows;
+    sf::ForwardBatch batch;
+    std::vector<uint16_t> k, v;
+    std::vector<float> q, out;
+    int calls = 1;
+    std::vector<double> per_row, shared;  // seconds per call
+  };
+  std::vector<Shape> shapes;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int ctx : contexts)
+    for (int rows : row_counts) {
+      Shape sh{ctx, rows, tree_batch(ctx, rows, 11), {}, {}, {}, {}, 1, {}, {}};
+      const int64_t n_kv = sh.batch.n_kv;
+      sh.k.resize(n_kv * kv_row);
+      sh.v.resize(n_kv * kv_row);
+      for (auto& x : sh.k) x = sf::fp32_to_fp16(dist(rng));
+      for (auto& x : sh.v) x = sf::fp32_to_fp16(dist(rng));
+      sh.q.resize(static_cast<size_t>(rows) * n_head * head_dim);
+      sh.out.resize(sh.q.size());
+      for (auto& x : sh.q) x = dist(rng);
+      shapes.push_back(std::move(sh));
+    }
+  const auto run = [&](Shape& sh, bool shared) {
+    for (int i = 0; i < sh.calls; ++i)
+      (shared ? sf::attention : per_row_attention)(s, sh.q.data(), sh.rows, sh.k.data(), sh.v.data(), kv_row,
+                                                   sh.batch.n_kv, sh.batch.mask.data(), sh.out.data(), pool);
+  };
+  // Enough calls per sample that one sample takes ~5 ms.
+  for (Shape& sh : shapes)
+    for (;;) {
+      sf::Stopwatch sw;
+      run(sh, true);
+      if (sw.elapsed() > 0.005 || sh.calls > (1 << 20)) break;
+      sh.calls *= 2;
+    }
+  // Every shape and both drivers once per round: load from other jobs falls on all alike.
+  for (int round = 0; round < repeats; ++round)
+    for (Shape& sh : shapes)
+      for (bool shared : {false, true}) {
+        sf::Stopwatch sw;
+        run(sh, shared);
+        (shared ? sh.shared : sh.per_row).push_back(sw.elapsed() / sh.calls);
+      }
+  std::printf("attention op alone (one layer), %d/%d heads x %d, %d threads, minimum of %d rounds\n\n", n_head,
+              n_head_kv, head_dim, threads, repeats);
+  std::printf(
+      "| context | rows | per-row us | shared us | speed-up | per-row / 1 row | shared / 1 row |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|\n");
+  nlohmann::json out = nlohmann::json::array();
+  for (const Shape& sh : shapes) {
+    const double old_t = *std::min_element(sh.per_row.begin(), sh.per_row.end());
+    const double new_t = *std::min_element(sh.shared.begin(), sh.shared.end());
+    double old_one = 0, new_one = 0;
+    for (const Shape& o : shapes)
+      if (o.ctx == sh.ctx && o.rows == 1) {
+        old_one = *std::min_element(o.per_row.begin(), o.per_row.end());
+        new_one = *std::min_element(o.shared.begin(), o.shared.end());
+      }
+    std::printf("| %d | %d | %.1f | %.1f | %.2fx | %.2fx | %.2fx |\n", sh.ctx, sh.rows, old_t * 1e6, new_t * 1e6,
+                old_t / new_t, old_one > 0 ? old_t / old_one : 0.0, new_one > 0 ? new_t / new_one : 0.0);
+    out.push_back({{"context", sh.ctx}, {"rows", sh.rows}, {"per_row_us", old_t * 1e6}, {"shared_us", new_t * 1e6}});
+  }
+  if (!json_path.empty())
+    std::ofstream(json_path) << nlohmann::json{{"mode", "curve"},      {"n_head", n_head},   {"n_head_kv", n_head_kv},
+                                               {"head_dim", head_dim}, {"threads", threads}, {"passes", out}}
+                                    .dump(2)
+                             << "\n";
+  return 0;
+}
+
 int run_model(const std::string& path, int threads, int repeats, const std::vector<int>& contexts,
               const std::vector<int>& row_counts, const std::string& json_path) {
   auto loaded = sf::Model::load(path);
@@ -276,6 +407,8 @@ int run_model(const std::string& path, int threads, int repeats, const std::vect
 int main(int argc, char** argv) {
   const char* usage =
       "usage: attention_bench ops [--threads N] [--repeats R] [--only SHAPE-SUBSTRING] [--json F]\n"
+      "       attention_bench curve [--heads 8/8] [--head-dim 8] [--contexts 64,2048] [--rows 1,16,64] [--threads N] "
+      "[--repeats R] [--json F]\n"
       "       attention_bench model MODEL.gguf [--contexts 64,2048] [--rows 1,16,64] [--threads N] [--repeats R] "
       "[--json F]\n";
   if (argc < 2) {
@@ -283,7 +416,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string mode = argv[1];
-  int threads = 2, repeats = 5;
+  int threads = 2, repeats = 5, n_head = 8, n_head_kv = 8, head_dim = 8;
   std::string json_path, model_path, only;
   std::vector<int> contexts = {64, 2048}, rows = {1};
   for (int i = 2; i < argc; ++i) {
@@ -307,6 +440,12 @@ int main(int argc, char** argv) {
       contexts = parse_ints(next());
     else if (a == "--rows")
       rows = parse_ints(next());
+    else if (a == "--heads") {
+      const std::string h = next();
+      n_head = std::atoi(h.c_str());
+      n_head_kv = h.find('/') == std::string::npos ? n_head : std::atoi(h.c_str() + h.find('/') + 1);
+    } else if (a == "--head-dim")
+      head_dim = std::atoi(next().c_str());
     else if (mode == "model" && model_path.empty() && a[0] != '-')
       model_path = a;
     else {
@@ -322,6 +461,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (mode == "ops") return run_ops(threads, repeats, only, json_path);
+  if (mode == "curve") {
+    if (n_head < 1 || n_head_kv < 1 || n_head % n_head_kv != 0 || head_dim < 1) {
+      std::fprintf(stderr, "error: --heads Q/KV needs Q a multiple of KV, and --head-dim a positive size\n%s", usage);
+      return 2;
+    }
+    return run_curve(threads, repeats, n_head, n_head_kv, head_dim, contexts, rows, json_path);
+  }
   if (mode == "model") {
     if (model_path.empty()) {
       std::fprintf(stderr, "error: model mode needs a GGUF file\n%s", usage);

@@ -1,9 +1,6 @@
-// Per-target attention kernel (see attention_rows.h for the invariants it keeps).
-//
-// Small heads (head_dim 8 on AVX-512 or AVX2) fit one vector that is at most as wide as the
-// machine's: the key dot of a cell is then one widening load and one multiply, and the lane
-// sums of four cells are folded together (two interleave steps and, above 128 bits, adding
-// halves), so the horizontal work is shared instead of paid per cell.
+// Per-target attention kernel (see attention_rows.h for the invariants it keeps): one row,
+// or a block of rows of one KV head that share the start of their visible lists, run tile by
+// tile with the pieces of ops/attention_tiles-inl.h.
 #include "ops/attention_rows.h"
 
 #include <algorithm>
@@ -14,11 +11,10 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/attention_rows.cc"
-#include "hwy/cache_control.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 // After highway.h, inside the per-target pass.
-#include "hwy/contrib/math/math-inl.h"
+#include "ops/attention_tiles-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sf::HWY_NAMESPACE {
@@ -58,286 +54,140 @@ void AttendScalar(const AttentionRowArgs& a) {
 
 #if HWY_TARGET != HWY_SCALAR
 
-using D4 = hn::CappedTag<float, 4>;
+// The query heads of a block of rows, numbered row by row: stream i is head i % group of row
+// i / group. Streams are taken two at a time (four for small heads' value sums) so that each
+// tile row loaded serves several independent chains (a row with one head per KV head pairs
+// with the next row); which stream a head runs beside never changes its arithmetic.
+struct Streams {
+  const AttentionRowArgs* rows;
+  int group, head_dim;
+  const float* q(int i) const { return rows[i / group].q + (i % group) * head_dim; }
+  // Scores (then probabilities) of stream i's head from cell t0 of its row's list.
+  float* p(int i, int64_t t0) const {
+    const AttentionRowArgs& a = rows[i / group];
+    return a.scores + (i % group) * a.n_cells + t0;
+  }
+  float* acc(int i) const {  // its value sums
+    const AttentionRowArgs& a = rows[i / group];
+    return a.scores + group * a.n_cells + (i % group) * head_dim;
+  }
+};
 
-// Adds the 128-bit blocks of v (one fixed tree: halves, then quarters).
+// Scores of the streams' heads for a widened key tile holding cells [t0, t0 + nt) of their
+// lists.
 template <class D>
-HWY_INLINE hn::Vec<D4> FoldToBlock(D, hn::Vec<D> v) {
-  if constexpr (hn::MaxLanes(D()) > 4) {
-    const hn::Half<D> dh;
-    return FoldToBlock(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
-  } else {
-    return v;
-  }
+HWY_INLINE void ScoreTile(D d, const Streams& st, int n_streams, float scale, const float* keys, int64_t t0,
+                          int64_t nt) {
+  const int hd = st.head_dim;
+  int i = 0;
+  for (; i + 2 <= n_streams; i += 2)
+    KeyScoresPair(d, st.q(i), st.q(i + 1), keys, nt, hd, scale, st.p(i, t0), st.p(i + 1, t0));
+  if (i < n_streams) KeyScores(d, st.q(i), keys, nt, hd, scale, st.p(i, t0));
 }
 
-// The lane sums of four vectors, as one 4-lane vector [sum p0, sum p1, sum p2, sum p3].
-// Every lane sees the same pattern: within each 128-bit block (x0 + x2) + (x1 + x3), then
-// the blocks folded together.
+// The streams' value sums += their probabilities times a widened value tile of cells
+// [t0, t0 + nt).
 template <class D>
-HWY_INLINE hn::Vec<D4> SumLanes4(D d, hn::Vec<D> p0, hn::Vec<D> p1, hn::Vec<D> p2, hn::Vec<D> p3) {
-  const auto a = hn::Add(hn::InterleaveLower(d, p0, p1), hn::InterleaveUpper(d, p0, p1));
-  const auto b = hn::Add(hn::InterleaveLower(d, p2, p3), hn::InterleaveUpper(d, p2, p3));
-  const hn::Repartition<uint64_t, D> d64;
-  const auto a64 = hn::BitCast(d64, a), b64 = hn::BitCast(d64, b);
-  const auto c =
-      hn::Add(hn::BitCast(d, hn::InterleaveLower(d64, a64, b64)), hn::BitCast(d, hn::InterleaveUpper(d64, a64, b64)));
-  return FoldToBlock(d, c);
-}
-
-// f32 copies of the keys (or values) of nt cells, head_dim floats each, contiguous: widened
-// once and then read by every query head of the group.
-template <class D>
-HWY_INLINE void WidenTile(D d, const uint16_t* base, int64_t kv_row, const int32_t* cells, int64_t nt, int head_dim,
-                          float* buf) {
-  const hn::Rebind<hwy::float16_t, D> dh;
-  const int N = static_cast<int>(hn::Lanes(d));
-  const auto* b = reinterpret_cast<const hwy::float16_t*>(base);
-  // The cells of a head are kv_row apart, a few cache lines each, and at long contexts come
-  // from DRAM: fetched 32 cells ahead, the widening does not wait on every load (1.1B decode
-  // at 2,048 cells: attention 4.9 -> 3.4 ms per token; 8 and 16 ahead gave 4.1 and 3.6).
-  constexpr int64_t kAhead = 32;
-  const size_t cell_bytes = static_cast<size_t>(head_dim) * sizeof(uint16_t);
-  for (int64_t j = 0; j < std::min(kAhead, nt); ++j)
-    for (size_t o = 0; o < cell_bytes; o += 64)
-      hwy::Prefetch(reinterpret_cast<const uint8_t*>(b + cells[j] * kv_row) + o);
-  for (int64_t j = 0; j < nt; ++j) {
-    if (j + kAhead < nt) {
-      const auto* ahead = reinterpret_cast<const uint8_t*>(b + cells[j + kAhead] * kv_row);
-      for (size_t o = 0; o < cell_bytes; o += 64) hwy::Prefetch(ahead + o);
-    }
-    const hwy::float16_t* src = b + cells[j] * kv_row;
-    float* dst = buf + j * head_dim;
-    for (int i = 0; i < head_dim; i += N) hn::StoreU(hn::PromoteTo(d, hn::LoadU(dh, src + i)), d, dst + i);
-  }
-}
-
-// Lanes of q times one cell's key, chunk by chunk (not yet summed across lanes).
-template <class D>
-HWY_INLINE hn::Vec<D> KeyProducts(D d, const float* q, const float* key, int chunks) {
-  const size_t N = hn::Lanes(d);
-  auto acc = hn::Mul(hn::LoadU(d, q), hn::LoadU(d, key));
-  for (int i = 1; i < chunks; ++i) acc = hn::MulAdd(hn::LoadU(d, q + i * N), hn::LoadU(d, key + i * N), acc);
-  return acc;
-}
-
-// s[j] = scale * (q . keys[j]) for the nt widened keys of a tile.
-template <class D>
-HWY_INLINE void KeyScores(D d, const float* q, const float* keys, int64_t nt, int head_dim, float scale, float* s) {
-  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
-  const D4 d4;
-  const auto vscale = hn::Set(d4, scale);
-  int64_t j = 0;
-  for (; j + 4 <= nt; j += 4) {
-    const float* k = keys + j * head_dim;
-    const auto p0 = KeyProducts(d, q, k, chunks);
-    const auto p1 = KeyProducts(d, q, k + head_dim, chunks);
-    const auto p2 = KeyProducts(d, q, k + 2 * head_dim, chunks);
-    const auto p3 = KeyProducts(d, q, k + 3 * head_dim, chunks);
-    hn::StoreU(hn::Mul(SumLanes4(d, p0, p1, p2, p3), vscale), d4, s + j);
-  }
-  if (j < nt) {
-    // The last one to three cells, padded with zero products (which leave the others' sums
-    // untouched: each lane of SumLanes4 reads one input only).
-    hn::Vec<D> p[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
-    for (int64_t i = 0; j + i < nt; ++i) p[i] = KeyProducts(d, q, keys + (j + i) * head_dim, chunks);
-    alignas(16) float tail[4];
-    hn::StoreU(hn::Mul(SumLanes4(d, p[0], p[1], p[2], p[3]), vscale), d4, tail);
-    for (int64_t i = 0; j + i < nt; ++i) s[j + i] = tail[i];
-  }
-}
-
-// KeyScores for two heads at once: each key chunk is loaded once for both, and the two
-// heads' products are independent chains (one head's four are latency bound). Every score
-// is computed exactly as KeyScores computes it.
-template <class D>
-HWY_INLINE void KeyScoresPair(D d, const float* qa, const float* qb, const float* keys, int64_t nt, int head_dim,
-                              float scale, float* sa, float* sb) {
-  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
-  const size_t N = hn::Lanes(d);
-  const D4 d4;
-  const auto vscale = hn::Set(d4, scale);
-  const auto products = [&](const float* key, hn::Vec<D>& pa, hn::Vec<D>& pb) HWY_ATTR {
-    const auto k0 = hn::LoadU(d, key);
-    pa = hn::Mul(hn::LoadU(d, qa), k0);
-    pb = hn::Mul(hn::LoadU(d, qb), k0);
-    for (int i = 1; i < chunks; ++i) {
-      const auto k = hn::LoadU(d, key + i * N);
-      pa = hn::MulAdd(hn::LoadU(d, qa + i * N), k, pa);
-      pb = hn::MulAdd(hn::LoadU(d, qb + i * N), k, pb);
-    }
-  };
-  int64_t j = 0;
-  for (; j + 4 <= nt; j += 4) {
-    const float* k = keys + j * head_dim;
-    hn::Vec<D> a0, a1, a2, a3, b0, b1, b2, b3;
-    products(k, a0, b0);
-    products(k + head_dim, a1, b1);
-    products(k + 2 * head_dim, a2, b2);
-    products(k + 3 * head_dim, a3, b3);
-    hn::StoreU(hn::Mul(SumLanes4(d, a0, a1, a2, a3), vscale), d4, sa + j);
-    hn::StoreU(hn::Mul(SumLanes4(d, b0, b1, b2, b3), vscale), d4, sb + j);
-  }
-  if (j < nt) {
-    KeyScores(d, qa, keys + j * head_dim, nt - j, head_dim, scale, sa + j);
-    KeyScores(d, qb, keys + j * head_dim, nt - j, head_dim, scale, sb + j);
-  }
-}
-
-// s[j] = exp(s[j] - max s) in place; returns the sum (cell j in lane j % lanes).
-float ExpAndSum(float* s, int64_t n) {
-  const hn::ScalableTag<float> df;
-  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
-  auto vmax = hn::Set(df, -INFINITY);
-  int64_t j = 0;
-  for (; j + L <= n; j += L) vmax = hn::Max(vmax, hn::LoadU(df, s + j));
-  float max = hn::GetLane(hn::MaxOfLanes(df, vmax));
-  for (int64_t i = j; i < n; ++i) max = std::max(max, s[i]);
-  const auto vm = hn::Set(df, max);
-  auto sum = hn::Zero(df);
-  for (j = 0; j + L <= n; j += L) {
-    const auto e = hn::Exp(df, hn::Sub(hn::LoadU(df, s + j), vm));
-    hn::StoreU(e, df, s + j);
-    sum = hn::Add(sum, e);
-  }
-  if (j < n) {
-    HWY_ALIGN float tail[hn::MaxLanes(df)];
-    for (int64_t i = 0; i < L; ++i) tail[i] = j + i < n ? s[j + i] : max;
-    const auto e =
-        hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(n - j)), hn::Exp(df, hn::Sub(hn::Load(df, tail), vm)));
-    hn::Store(e, df, tail);
-    for (int64_t i = 0; j + i < n; ++i) s[j + i] = tail[i];
-    sum = hn::Add(sum, e);
-  }
-  return hn::GetLane(hn::SumOfLanes(df, sum));
-}
-
-// acc[c0 * N ...] (W chunks) += sum_j p[j] * values[j], cells in order; W is a compile-time
-// constant so the accumulators stay in registers.
-template <int W, class D>
-HWY_INLINE void ValueSlab(D d, const float* p, const float* values, int64_t nt, int head_dim, int c0, float* acc) {
-  const int N = static_cast<int>(hn::Lanes(d));
-  hn::Vec<D> v[W];
-#pragma GCC unroll 8
-  for (int i = 0; i < W; ++i) v[i] = hn::LoadU(d, acc + (c0 + i) * N);
-  for (int64_t j = 0; j < nt; ++j) {
-    const auto pj = hn::Set(d, p[j]);
-    const float* row = values + j * head_dim + c0 * N;
-#pragma GCC unroll 8
-    for (int i = 0; i < W; ++i) v[i] = hn::MulAdd(pj, hn::LoadU(d, row + i * N), v[i]);
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < W; ++i) hn::StoreU(v[i], d, acc + (c0 + i) * N);
-}
-
-// ValueSlab for two heads (probabilities pa, pb; sums acca, accb): each value row is loaded
-// once for both, and the 2W accumulators are independent chains (one head's W are latency
-// bound). Every sum runs over the cells in the same order as ValueSlab's.
-template <int W, class D>
-HWY_INLINE void ValueSlabPair(D d, const float* pa, const float* pb, const float* values, int64_t nt, int head_dim,
-                              int c0, float* acca, float* accb) {
-  const int N = static_cast<int>(hn::Lanes(d));
-  hn::Vec<D> va[W], vb[W];
-#pragma GCC unroll 8
-  for (int i = 0; i < W; ++i) {
-    va[i] = hn::LoadU(d, acca + (c0 + i) * N);
-    vb[i] = hn::LoadU(d, accb + (c0 + i) * N);
-  }
-  for (int64_t j = 0; j < nt; ++j) {
-    const auto wa = hn::Set(d, pa[j]), wb = hn::Set(d, pb[j]);
-    const float* row = values + j * head_dim + c0 * N;
-#pragma GCC unroll 8
-    for (int i = 0; i < W; ++i) {
-      const auto v = hn::LoadU(d, row + i * N);
-      va[i] = hn::MulAdd(wa, v, va[i]);
-      vb[i] = hn::MulAdd(wb, v, vb[i]);
+HWY_INLINE void SumTile(D d, const Streams& st, int n_streams, const float* values, int64_t t0, int64_t nt) {
+  const int hd = st.head_dim;
+  const int chunks = hd / static_cast<int>(hn::Lanes(d));
+  int i = 0;
+  if (chunks <= 2) {
+    for (; i + 4 <= n_streams; i += 4) {
+      const float* p[4] = {st.p(i, t0), st.p(i + 1, t0), st.p(i + 2, t0), st.p(i + 3, t0)};
+      float* acc[4] = {st.acc(i), st.acc(i + 1), st.acc(i + 2), st.acc(i + 3)};
+      if (chunks == 1)
+        ValueSlabQuad<1>(d, p, values, nt, hd, acc);
+      else
+        ValueSlabQuad<2>(d, p, values, nt, hd, acc);
     }
   }
-#pragma GCC unroll 8
-  for (int i = 0; i < W; ++i) {
-    hn::StoreU(va[i], d, acca + (c0 + i) * N);
-    hn::StoreU(vb[i], d, accb + (c0 + i) * N);
-  }
+  for (; i + 2 <= n_streams; i += 2)
+    ValueSumPair(d, st.p(i, t0), st.p(i + 1, t0), values, nt, hd, st.acc(i), st.acc(i + 1));
+  if (i < n_streams) ValueSum(d, st.p(i, t0), values, nt, hd, st.acc(i));
 }
 
-// acc[0, head_dim) += sum_j p[j] * values[j] for the nt widened values of a tile. Every
-// element is a sum over cells in list order, whatever the slab widths.
-template <class D>
-HWY_INLINE void ValueSum(D d, const float* p, const float* values, int64_t nt, int head_dim, float* acc) {
-  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
-  int c0 = 0;
-  for (; c0 + 8 <= chunks; c0 += 8) ValueSlab<8>(d, p, values, nt, head_dim, c0, acc);
-  if (c0 + 4 <= chunks) ValueSlab<4>(d, p, values, nt, head_dim, c0, acc), c0 += 4;
-  if (c0 + 2 <= chunks) ValueSlab<2>(d, p, values, nt, head_dim, c0, acc), c0 += 2;
-  if (c0 < chunks) ValueSlab<1>(d, p, values, nt, head_dim, c0, acc);
-}
-
-// ValueSum for two heads; the same sums in the same order (slabs of at most 4 chunks, so the
-// two heads' accumulators and the loaded row fit the registers).
-template <class D>
-HWY_INLINE void ValueSumPair(D d, const float* pa, const float* pb, const float* values, int64_t nt, int head_dim,
-                             float* acca, float* accb) {
-  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
-  int c0 = 0;
-  for (; c0 + 4 <= chunks; c0 += 4) ValueSlabPair<4>(d, pa, pb, values, nt, head_dim, c0, acca, accb);
-  if (c0 + 2 <= chunks) ValueSlabPair<2>(d, pa, pb, values, nt, head_dim, c0, acca, accb), c0 += 2;
-  if (c0 < chunks) ValueSlabPair<1>(d, pa, pb, values, nt, head_dim, c0, acca, accb);
-}
-
-// Widened tiles of at most this many floats (16 KiB, in L1 next to the group's scores).
-inline constexpr int kTileFloats = 4096;
-
-// Cells per tile for a head size: a multiple of 4, at most 256.
-inline int64_t TileCells(int head_dim) { return std::clamp<int64_t>((kTileFloats / head_dim) & ~int64_t{3}, 4, 256); }
-
+// The rows of a block over their first n_shared cells (widened once per tile for all of them),
+// then each row over the rest of its list. A row's scores and sums see its cells in list order
+// whatever the tiling: a score depends on the cell's key alone, and the value sums are carried
+// across tiles in memory. A single row is the block {a} with all its cells shared.
 template <size_t kCap>
-void AttendVector(const AttentionRowArgs& a) {
+void AttendVector(const AttentionRowArgs* rows, int n_rows, int64_t n_shared) {
   const hn::CappedTag<float, kCap> d;
-  const int D = a.head_dim;
-  const int64_t n = a.n_cells, tile = TileCells(D);
+  const AttentionRowArgs& a0 = rows[0];
+  const int hd = a0.head_dim;
+  const int64_t tile = TileCells(hd);
+  const int group = a0.group;
   HWY_ALIGN float buf[kTileFloats];
-  float* acc = a.scores + a.group * n;  // group x head_dim value sums
-  // Keys: widen a tile once, score it for every head of the group.
-  for (int64_t t0 = 0; t0 < n; t0 += tile) {
-    const int64_t nt = std::min(tile, n - t0);
-    WidenTile(d, a.k, a.kv_row, a.cells + t0, nt, D, buf);
-    int g = 0;
-    for (; g + 2 <= a.group; g += 2)
-      KeyScoresPair(d, a.q + g * D, a.q + (g + 1) * D, buf, nt, D, a.scale, a.scores + g * n + t0,
-                    a.scores + (g + 1) * n + t0);
-    if (g < a.group) KeyScores(d, a.q + g * D, buf, nt, D, a.scale, a.scores + g * n + t0);
+  const Streams block{rows, group, hd};
+  // Keys: widen a tile once, score it for every head of the group of every row.
+  for (int64_t t0 = 0; t0 < n_shared; t0 += tile) {
+    const int64_t nt = std::min(tile, n_shared - t0);
+    WidenTile(d, a0.k, a0.kv_row, a0.cells + t0, nt, hd, buf);
+    ScoreTile(d, block, n_rows * group, a0.scale, buf, t0, nt);
   }
-  float inv[64];
-  for (int g = 0; g < a.group; ++g) inv[g] = 1.0f / ExpAndSum(a.scores + g * n, n);
-  // Values: widen a tile once, add it into every head's sums.
-  std::fill(acc, acc + a.group * D, 0.0f);
-  for (int64_t t0 = 0; t0 < n; t0 += tile) {
-    const int64_t nt = std::min(tile, n - t0);
-    WidenTile(d, a.v, a.kv_row, a.cells + t0, nt, D, buf);
-    int g = 0;
-    for (; g + 2 <= a.group; g += 2)
-      ValueSumPair(d, a.scores + g * n + t0, a.scores + (g + 1) * n + t0, buf, nt, D, acc + g * D, acc + (g + 1) * D);
-    if (g < a.group) ValueSum(d, a.scores + g * n + t0, buf, nt, D, acc + g * D);
+  for (int r = 0; r < n_rows; ++r) {
+    const AttentionRowArgs& a = rows[r];
+    const Streams row{&a, group, hd};
+    for (int64_t t0 = n_shared; t0 < a.n_cells; t0 += tile) {
+      const int64_t nt = std::min(tile, a.n_cells - t0);
+      WidenTile(d, a.k, a.kv_row, a.cells + t0, nt, hd, buf);
+      ScoreTile(d, row, group, a.scale, buf, t0, nt);
+    }
+  }
+  // Each row's softmax over its own whole list; then its value sums start at zero.
+  for (int r = 0; r < n_rows; ++r) {
+    const AttentionRowArgs& a = rows[r];
+    float* acc = a.scores + a.group * a.n_cells;
+    float* inv = acc + a.group * hd;
+    for (int g = 0; g < a.group; ++g) inv[g] = 1.0f / ExpAndSum(a.scores + g * a.n_cells, a.n_cells);
+    std::fill(acc, acc + a.group * hd, 0.0f);
+  }
+  // Values: widen a tile once, add it into every head's sums of every row.
+  for (int64_t t0 = 0; t0 < n_shared; t0 += tile) {
+    const int64_t nt = std::min(tile, n_shared - t0);
+    WidenTile(d, a0.v, a0.kv_row, a0.cells + t0, nt, hd, buf);
+    SumTile(d, block, n_rows * group, buf, t0, nt);
   }
   const int N = static_cast<int>(hn::Lanes(d));
-  for (int g = 0; g < a.group; ++g) {
-    const auto vinv = hn::Set(d, inv[g]);
-    for (int i = 0; i < D; i += N) hn::StoreU(hn::Mul(hn::LoadU(d, acc + g * D + i), vinv), d, a.out + g * D + i);
+  for (int r = 0; r < n_rows; ++r) {
+    const AttentionRowArgs& a = rows[r];
+    const Streams row{&a, group, hd};
+    for (int64_t t0 = n_shared; t0 < a.n_cells; t0 += tile) {
+      const int64_t nt = std::min(tile, a.n_cells - t0);
+      WidenTile(d, a.v, a.kv_row, a.cells + t0, nt, hd, buf);
+      SumTile(d, row, group, buf, t0, nt);
+    }
+    const float* acc = a.scores + a.group * a.n_cells;
+    const float* inv = acc + a.group * hd;
+    for (int g = 0; g < a.group; ++g) {
+      const auto vinv = hn::Set(d, inv[g]);
+      for (int i = 0; i < hd; i += N) hn::StoreU(hn::Mul(hn::LoadU(d, acc + g * hd + i), vinv), d, a.out + g * hd + i);
+    }
   }
 }
 
-void Attend(const AttentionRowArgs& a) {
-  // The widest chunk that divides head_dim (capped at the vector width by CappedTag).
-  if (a.head_dim > kTileFloats / 4 || a.group > 64) return AttendScalar(a);
-  if (a.head_dim % 16 == 0) return AttendVector<16>(a);
-  if (a.head_dim % 8 == 0) return AttendVector<8>(a);
-  if (a.head_dim % 4 == 0) return AttendVector<4>(a);
-  AttendScalar(a);
+void AttendRows(const AttentionRowArgs* rows, int n_rows, int64_t n_shared) {
+  const AttentionRowArgs& a = rows[0];
+  // Plain loops for sizes that are not a multiple of 4, heads too big for a tile and groups
+  // over 64 (as before: a row's path, and so its floats, must not change). Otherwise the
+  // widest chunk that divides head_dim (capped at the vector width by CappedTag).
+  if (a.head_dim > kTileFloats / 4 || a.group > 64 || a.head_dim % 4 != 0) {
+    for (int r = 0; r < n_rows; ++r) AttendScalar(rows[r]);
+  } else if (a.head_dim % 16 == 0) {
+    AttendVector<16>(rows, n_rows, n_shared);
+  } else if (a.head_dim % 8 == 0) {
+    AttendVector<8>(rows, n_rows, n_shared);
+  } else {
+    AttendVector<4>(rows, n_rows, n_shared);
+  }
 }
 
 #else  // HWY_SCALAR
 
-void Attend(const AttentionRowArgs& a) { AttendScalar(a); }
+void AttendRows(const AttentionRowArgs* rows, int n_rows, int64_t n_shared) {
+  for (int r = 0; r < n_rows; ++r) AttendScalar(rows[r]);
+}
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -347,12 +197,20 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace sf {
 
-HWY_EXPORT(Attend);
+HWY_EXPORT(AttendRows);
 
-void attend_visible_cells(const AttentionRowArgs& a) { HWY_DYNAMIC_DISPATCH(Attend)(a); }
+void attend_visible_cells(const AttentionRowArgs& a) { HWY_DYNAMIC_DISPATCH(AttendRows)(&a, 1, a.n_cells); }
+
+void attend_visible_rows(const AttentionRowArgs* rows, int n_rows, int64_t n_shared) {
+  HWY_DYNAMIC_DISPATCH(AttendRows)(rows, n_rows, n_shared);
+}
 
 void attend_visible_cells_for_target(const AttentionRowArgs& a, int64_t target) {
-  quant::pick_target(HWY_DISPATCH_TABLE(Attend), target)(a);
+  quant::pick_target(HWY_DISPATCH_TABLE(AttendRows), target)(&a, 1, a.n_cells);
+}
+
+void attend_visible_rows_for_target(const AttentionRowArgs* rows, int n_rows, int64_t n_shared, int64_t target) {
+  quant::pick_target(HWY_DISPATCH_TABLE(AttendRows), target)(rows, n_rows, n_shared);
 }
 
 }  // namespace sf

@@ -1,6 +1,7 @@
 // The attention kernel of one query row for the query heads that share one KV head, over
-// an explicit list of visible cells (ops/visible_cells.h). SIMD with runtime dispatch
-// (Google Highway); ops/attention.cc splits a batch into such calls.
+// an explicit list of visible cells (ops/visible_cells.h), and of a block of such rows whose
+// lists begin alike (a token tree's rows all see the committed prefix and the root). SIMD
+// with runtime dispatch (Google Highway); ops/attention.cc splits a batch into such calls.
 //
 // Every reduction order depends only on head_dim and on the position of a cell in the
 // visible list, never on cell indices, masked cells or other rows:
@@ -9,7 +10,9 @@
 //    for every cell whatever its place in a block of four;
 //  - the softmax sum puts visible cell j in lane j % lanes;
 //  - the value sum adds cells in list order into f32 lanes over head_dim.
-// So a row gives bit-identical results inside a tree-verification batch and alone.
+// So a row gives bit-identical results inside a tree-verification batch and alone. A key
+// or value widened from f16 is exact, so a block of rows may share one widened tile: what
+// each row computes from it is its own, in its own order.
 #pragma once
 
 #include <cstdint>
@@ -30,14 +33,23 @@ struct AttentionRowArgs {
   float* out = nullptr;            // group heads' results, head_dim floats each, contiguous
 };
 
+// Per head: the scores of the cells, the value sums and 1 / (sum of exponentials).
 inline int64_t attention_row_scratch_floats(int group, int head_dim, int64_t n_cells) {
-  return static_cast<int64_t>(group) * (n_cells + head_dim);
+  return static_cast<int64_t>(group) * (n_cells + head_dim + 1);
 }
 
 void attend_visible_cells(const AttentionRowArgs& a);
 
-// The kernel compiled for one Highway target (bits as in dot_kernel_targets(); 0 = best),
+// n_rows >= 1 rows of the same KV head (equal group, head_dim, scale, k, v and kv_row; their own
+// q, cells, scores and out) whose lists have the same first n_shared cells (n_shared <= every
+// n_cells). Each tile of those cells is widened once and scored and summed for every row;
+// the rest of each list is the row's own. Every row's output is bit-identical to
+// attend_visible_cells(rows[r]) alone.
+void attend_visible_rows(const AttentionRowArgs* rows, int n_rows, int64_t n_shared);
+
+// The kernels compiled for one Highway target (bits as in dot_kernel_targets(); 0 = best),
 // so tests can run every instruction set this CPU supports.
 void attend_visible_cells_for_target(const AttentionRowArgs& a, int64_t target);
+void attend_visible_rows_for_target(const AttentionRowArgs* rows, int n_rows, int64_t n_shared, int64_t target);
 
 }  // namespace sf

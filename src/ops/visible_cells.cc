@@ -1,5 +1,6 @@
 #include "ops/visible_cells.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace sf {
@@ -25,6 +26,17 @@ int64_t visible_cells(const uint8_t* mask, int64_t n_kv, int32_t* cells) {
   for (; c < n_kv; ++c)
     if (mask[c]) cells[n++] = static_cast<int32_t>(c);
   return n;
+}
+
+int64_t common_prefix(const int32_t* a, int64_t na, const int32_t* b, int64_t nb) {
+  const int64_t n = std::min(na, nb);
+  // The shared part is long (a whole context) and its mismatch is near its end: compare
+  // 256-byte blocks with memcmp, then the last block's entries one by one.
+  constexpr int64_t kBlock = 64;
+  int64_t i = 0;
+  while (i + kBlock <= n && std::memcmp(a + i, b + i, kBlock * sizeof(int32_t)) == 0) i += kBlock;
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
 }
 
 }  // namespace sf

@@ -13,4 +13,8 @@ namespace sf {
 // cells must hold n_kv entries.
 int64_t visible_cells(const uint8_t* mask, int64_t n_kv, int32_t* cells);
 
+// How many leading entries two lists have in common: the cells that a block of rows can
+// widen once for all of them (every row of a token tree begins with the committed prefix).
+int64_t common_prefix(const int32_t* a, int64_t na, const int32_t* b, int64_t nb);
+
 }  // namespace sf
