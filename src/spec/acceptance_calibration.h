@@ -10,6 +10,10 @@
 // together; h also corrects a draft that is over- or under-confident at some probability
 // levels, while keeping the draft's ranking within a bucket. Both learn from every row the
 // acceptance walk visits, so they follow the draft/target agreement of the current text.
+// A drafter whose candidates' total mass is itself a confidence (retrieval: a one-token
+// match carries at most 1/2, a long match nearly 1) is calibrated on its raw probabilities
+// instead (renormalise = false): renormalising would make a one-token match look as sure as
+// a long one.
 // Not thread-safe.
 #pragma once
 
@@ -25,7 +29,7 @@ namespace sf {
 class AcceptanceCalibration {
  public:
   static constexpr int kBuckets = 10;
-  AcceptanceCalibration();
+  explicit AcceptanceCalibration(bool renormalise = true);
 
   // p: the token's draft probability; candidate_mass: the sum over its candidate set.
   double calibrate(double p, double candidate_mass) const;
@@ -35,6 +39,9 @@ class AcceptanceCalibration {
 
  private:
   static int bucket(double x);
+  // The probability h() reads: p / candidate_mass when renormalising, else p.
+  double share(double p, double candidate_mass) const;
+  bool renormalise_;
   double r_ = 0.9;
   uint64_t r_samples_ = 0;
   std::array<double, kBuckets> hit_rate_;

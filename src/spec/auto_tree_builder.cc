@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "base/timer.h"
 #include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
 #include "spec/hybrid_drafter.h"
@@ -50,12 +51,23 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
     retrieval(4, "coordgen:4");
     return arms;
   }
-  // Retrieval second: its trial costs about a plain pass (no draft step; where nothing in
-  // the context matches its tree is empty), so it is tried before the model arms use up the
-  // exploration budget. Placed last, it was never tried on the synthetic 3B at 0% (5
-  // repetitions of 32 tokens, CoordGen the best method there at 1.3x Flash-AR): the model
-  // arms' trials had spent the budget by then.
-  retrieval(16, "coordgen:16");
+  // Retrieval second, as LEVER's gain/cost trees over the context's matches: where nothing
+  // in the context matches, its tree is empty (a plain pass); where rows are dear (a
+  // resident target) only strong matches pay for theirs. Its calibration reads the raw
+  // retrieval probabilities, whose total says how long the match is. It was a tree of 16
+  // nodes: on stories260K at a 100% budget those 17-row passes cost ~5x a plain token, for
+  // one token when the match was wrong, and the arm lost there on every re-measure; on the
+  // synthetic 3B at 0% its trial cycles fell on text with no match and auto never saw what
+  // CoordGen gains on the prompt that repeats itself.
+  // Tried second, right after plain decoding: its trial costs about a plain pass (no draft
+  // step), so it is tried before the model arms use up the exploration budget. Placed last,
+  // it was never tried on the synthetic 3B at 0% (5 repetitions of 32 tokens).
+  {
+    FrontierBuilderOptions o = frontier_options(config, Objective::kGainPerCost, 0);
+    o.renormalise_candidates = false;
+    arms.push_back({"coordgen", std::make_unique<FrontierTreeBuilder>(o, "coordgen"), false, ArmSource::kRetrieval,
+                    config.max_tree_depth + 1.0});
+  }
   // LEVER next: its own cost model is usually close, so trying it early finds a good arm
   // fast where speculation pays; the chains cover the regimes where it misjudges.
   arms.push_back({"lever",
@@ -95,25 +107,45 @@ AutoTreeBuilder::AutoTreeBuilder(std::vector<AutoArm> arms, ArmSelectorOptions o
 }
 
 LatencyProfile* AutoTreeBuilder::latency_profile() {
-  for (AutoArm& arm : arms_)
-    if (LatencyProfile* p = arm.builder->latency_profile()) return p;
+  // A draft model's arm first: a profile the session loads from a file (`--latency-profile`)
+  // carries a draft model's costs.
+  for (const ArmSource source : {ArmSource::kModel, ArmSource::kRetrieval, ArmSource::kNone})
+    for (AutoArm& arm : arms_)
+      if (LatencyProfile* p = arm.builder->latency_profile(); p && arm.source == source) return p;
   return nullptr;
+}
+
+ArmSource AutoTreeBuilder::source_of(const LatencyProfile* profile) const {
+  for (const AutoArm& arm : arms_)
+    if (arm.builder->latency_profile() == profile) return arm.source;
+  return ArmSource::kNone;
 }
 
 Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) {
   if (!profiles_shared_) {
-    // The session seeded the first profile after construction; every arm starts from it.
+    // The session seeded the first profile after construction; every arm starts from its
+    // verification costs. Its draft costs are those of its own source's drafter.
     profiles_shared_ = true;
-    if (LatencyProfile* seeded = latency_profile())
+    if (LatencyProfile* seeded = latency_profile()) {
+      const ArmSource seeded_source = source_of(seeded);
       for (AutoArm& arm : arms_)
-        if (LatencyProfile* p = arm.builder->latency_profile(); p && p != seeded) *p = *seeded;
+        if (LatencyProfile* p = arm.builder->latency_profile(); p && p != seeded) {
+          *p = *seeded;
+          if (arm.source != seeded_source) p->clear_draft();
+        }
+    }
   }
   current_ = selector_.choose(entry_seconds(drafter));
+  built_by_ = current_;
+  auto* hybrid = dynamic_cast<HybridDrafter*>(&drafter);
+  if (hybrid && arms_[static_cast<size_t>(current_)].source != ArmSource::kRetrieval) {
+    SF_ASSIGN_OR_RETURN(const bool taken, look_at_retrieval(*hybrid, ctx, tree));
+    if (taken) return Status::Ok();
+  }
   const AutoArm& arm = arms_[static_cast<size_t>(current_)];
   // With a draft model and retrieval (a HybridDrafter), the arm drafts from its own source
   // only; both keep following the commits. A lone drafter is the arms' only source.
   // The session's own choice (the draft model) is back for whatever method runs next.
-  auto* hybrid = dynamic_cast<HybridDrafter*>(&drafter);
   const bool model_before = hybrid && hybrid->drafts_from_model();
   const bool retrieval_before = hybrid && hybrid->drafts_from_retrieval();
   if (hybrid && arm.source != ArmSource::kNone)
@@ -124,6 +156,40 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
   const DraftCounters& after = drafter.draft_counters();
   observe_catch_up(after.catch_up_tokens - before.catch_up_tokens, after.catch_up_seconds - before.catch_up_seconds);
   return status;
+}
+
+Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree) {
+  int retrieval = -1;
+  for (size_t a = 0; a < arms_.size(); ++a)
+    if (arms_[a].source == ArmSource::kRetrieval) retrieval = static_cast<int>(a);
+  auto* builder = retrieval >= 0
+                      ? dynamic_cast<FrontierTreeBuilder*>(arms_[static_cast<size_t>(retrieval)].builder.get())
+                      : nullptr;
+  const double rate = selector_.rate(current_);
+  if (!builder || rate <= 0) return false;
+  // Looking costs the retrieval drafter's catch-up and a few automaton walks: worth it only
+  // where that is a small share of the cycle it may replace (not at a 100% budget on a
+  // small model, where a plain token costs ~25 us); re-measured now and then.
+  const double cycle_seconds = selector_.tokens_per_cycle(current_) / rate;
+  ++cycles_since_look_;
+  if (look_seconds_ > kLookShare * cycle_seconds && cycles_since_look_ < kLookAgainEvery) return false;
+  cycles_since_look_ = 0;
+  const bool model_before = hybrid.drafts_from_model();
+  const bool retrieval_before = hybrid.drafts_from_retrieval();
+  hybrid.set_sources(false, true);
+  const Stopwatch timer;
+  const Status status = builder->build(hybrid, ctx, tree);
+  const double seconds = timer.elapsed();
+  hybrid.set_sources(model_before, retrieval_before);
+  SF_RETURN_IF_ERROR(status);
+  look_seconds_ = look_seconds_ > 0 ? 0.8 * look_seconds_ + 0.2 * seconds : seconds;
+  if (tree->size() > 0 && builder->expected_rate() > rate) {
+    built_by_ = retrieval;
+    return true;
+  }
+  tree->clear();
+  hybrid.forget_retrieval_cycle();
+  return false;
 }
 
 std::vector<double> AutoTreeBuilder::entry_seconds(const Drafter& drafter) const {
@@ -145,7 +211,9 @@ void AutoTreeBuilder::observe_catch_up(uint64_t tokens, double seconds) {
 }
 
 void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
-  TreeBuilder& chosen = *arms_[static_cast<size_t>(current_)].builder;
+  // The builder of the tree learns from it.
+  const AutoArm& current = arms_[static_cast<size_t>(built_by_)];
+  TreeBuilder& chosen = *current.builder;
   chosen.observe(tree, stats);
   for (AutoArm& arm : arms_) {
     if (arm.builder.get() == &chosen) continue;
@@ -153,10 +221,20 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
     if (LatencyProfile* p = arm.builder->latency_profile(); p && stats.rows_pruned == 0)
       p->observe_verify(stats.tree_nodes + 1, stats.context, stats.verify_seconds);
     // How often the target picks a draft token of a given probability does not depend on
-    // which arm put it in the tree: an arm that runs rarely would otherwise shape its trees
-    // with a calibration learnt from a handful of its own cycles.
+    // which arm put it in the tree, as long as the same drafter gave that probability: an
+    // arm that runs rarely would otherwise shape its trees with a calibration learnt from a
+    // handful of its own cycles. A retrieval probability says something else than a draft
+    // model's, so the sources keep their own.
+    if (arm.source != current.source) continue;
     if (AcceptanceCalibration* c = arm.builder->acceptance_calibration()) c->observe(tree, stats.visited);
   }
+  // A cycle whose retrieval tree was taken in place of the chosen arm's measures neither arm:
+  // charged to the chosen arm, the retrieval trees' misses (taken on an optimistic early
+  // calibration) pulled down the rate of whichever arm ran most, the best one, and auto
+  // settled on a worse arm (EMULATED 25 MB/s: EdgeLLM's trees at 0.84x LEVER in 3 of 4
+  // rows, against 0 of 4 before the look). Whether to take such a tree is the retrieval
+  // calibration's call, and it learns from every tree taken.
+  if (built_by_ != current_) return;
   // Every cycle emits its accepted nodes and a bonus token.
   // The drafting is the arm's own work (LEVER's periodic probe trees, the draft model
   // catching up after plain decoding): never capped as an outlier.

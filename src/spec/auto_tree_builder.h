@@ -6,13 +6,24 @@
 // resident target), and grow LEVER's trees where a pass costs tens of draft steps.
 //
 // The arms (make_auto_arms):
-//  - with a draft model: plain, CoordGen's retrieval trees (node budget 16) drafted from
-//    the context alone, then LEVER's gain/cost trees (with early-exit pruning when the
+//  - with a draft model: plain, CoordGen's retrieval trees drafted from the context alone
+//    and sized by LEVER's gain/cost rule, then LEVER's gain/cost trees (with early-exit pruning when the
 //    session has a pruner), EdgeLLM's confidence-paced trees (no provisional drafting) and
 //    chains of 2, 4 and 8 tokens, all drafted by the draft model: the session's drafter is
 //    then a HybridDrafter, and each cycle drafts from the source its arm names (a text that
 //    repeats itself is drafted for free where the draft model guesses wrong);
 //  - without one: plain, and CoordGen's retrieval trees (node budgets 4 and 16).
+// Looking at the context first: what retrieval is worth depends on the text in front of it
+// (a prompt that repeats itself, or none), which a rate over past cycles cannot see. So
+// beside a draft model, each cycle whose chosen arm drafts otherwise first builds the
+// retrieval arm's gain/cost tree, and takes that tree instead when the tree's own expected
+// tokens per second (its calibrated gain over the profile's cost) beats the chosen arm's
+// measured rate; else it drops it. A cycle whose retrieval tree was taken counts in no arm's
+// rate (the arms are measured on their own trees); the retrieval builder's calibration,
+// which decides the next take, learns from it. A look costs the retrieval drafter's catch-up and a few
+// automaton walks, so it is made only while that stays under 1% of the chosen arm's cycle.
+// Added for the synthetic 3B, where CoordGen wins on the one prompt that repeats itself and
+// auto's rates, learnt mostly on the other, never chose it there.
 // Every arm's trees are verified by the same lossless verifier, so auto is lossless
 // whatever it picks; its choice depends only on past timings, never on the sampler's
 // random stream.
@@ -66,21 +77,27 @@ struct AutoArm {
 // it names one, else by retrieval. `prune`: the session prunes LEVER's trees.
 std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune);
 
+class HybridDrafter;
+
 class AutoTreeBuilder : public TreeBuilder {
  public:
   AutoTreeBuilder(std::vector<AutoArm> arms, ArmSelectorOptions options = {});
   const char* name() const override { return "auto"; }
   Status build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) override;
   void observe(const TokenTree& tree, const CycleStats& stats) override;
-  // The first arm's profile that has one (the session seeds it; the others get a copy at
-  // the first build).
+  // The profile of the first arm that has one, drafting with the draft model if any arm
+  // does (the session seeds it; the others get a copy at the first build, without its
+  // draft costs where they draft from another source).
   LatencyProfile* latency_profile() override;
-  const char* policy() const override { return arms_[static_cast<size_t>(current_)].name.c_str(); }
-  bool wants_pruning() const override { return arms_[static_cast<size_t>(current_)].prune; }
-  double threshold() const override { return arms_[static_cast<size_t>(current_)].builder->threshold(); }
+  // The arm that built the last tree (the retrieval arm when auto took its tree instead).
+  const char* policy() const override { return arms_[static_cast<size_t>(built_by_)].name.c_str(); }
+  bool wants_pruning() const override { return arms_[static_cast<size_t>(built_by_)].prune; }
+  double threshold() const override { return arms_[static_cast<size_t>(built_by_)].builder->threshold(); }
 
   const ArmSelector& selector() const { return selector_; }
   const std::vector<AutoArm>& arms() const { return arms_; }
+  // The selector's choice for the last cycle (charged for it unless auto took the retrieval
+  // tree instead: policy() then names the retrieval arm).
   int current_arm() const { return current_; }
   // Cycles each arm has run, in arm order (for --stats).
   std::vector<int64_t> arm_cycles() const;
@@ -99,13 +116,25 @@ class AutoTreeBuilder : public TreeBuilder {
   // The extra seconds each arm would take if run now: an arm drafting with the draft model
   // pays its catch-up on the tokens the draft has not run, beyond those of its typical cycle.
   std::vector<double> entry_seconds(const Drafter& drafter) const;
+  // Beside a draft model: builds the retrieval arm's gain/cost tree first, and keeps it
+  // (true) when it expects more tokens per second than the chosen arm measures (see the
+  // file comment); else clears the tree and forgets the look (false).
+  Result<bool> look_at_retrieval(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree);
+  // The source of the arm whose builder owns `profile` (kNone: no arm's).
+  ArmSource source_of(const LatencyProfile* profile) const;
   // Learns the catch-up's cost per token from what a build just ran.
   void observe_catch_up(uint64_t tokens, double seconds);
 
   std::vector<AutoArm> arms_;
   ArmSelector selector_;
   int current_ = 0;
+  int built_by_ = 0;  // the arm whose builder built the last tree
   bool profiles_shared_ = false;
+  // Looking at retrieval (look_at_retrieval): its measured cost, and cycles since the last.
+  static constexpr double kLookShare = 0.01;  // the most of a cycle a look may cost
+  static constexpr int kLookAgainEvery = 64;  // re-measures a look too dear to make every cycle
+  double look_seconds_ = 0;
+  int cycles_since_look_ = 0;
   double catch_up_per_token_ = 0;
 };
 

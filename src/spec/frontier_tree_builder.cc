@@ -12,6 +12,7 @@ double FrontierTreeBuilder::child_value(double p, double mass) const {
 Status FrontierTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) {
   tree->clear();
   reach_.clear();
+  expected_rate_ = 0;
   const bool gain_per_cost = options_.objective == FrontierBuilderOptions::Objective::kGainPerCost;
   const int64_t cap = std::min<int64_t>(
       ctx.max_nodes, gain_per_cost ? options_.max_nodes : std::min(options_.node_budget, options_.max_nodes));
@@ -87,6 +88,10 @@ Status FrontierTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Tok
     SF_RETURN_IF_ERROR(expand(pending));
     pending.clear();
     pending_max_b = 0;
+  }
+  if (gain_per_cost && tree->size() > 0) {
+    const double seconds = c_draft + profile_.verify_seconds(tree->size() + 1, ctx.context);
+    if (seconds > 0) expected_rate_ = gain / seconds;
   }
   return Status::Ok();
 }

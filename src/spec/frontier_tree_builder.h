@@ -46,11 +46,16 @@ struct FrontierBuilderOptions {
   int max_nodes = 64;    // hard cap on nodes (verification rows - 1)
   int max_depth = 12;
   int candidates = kCandidateSet;  // candidates per node that may become children
+  // kGainPerCost: calibrate each candidate's probability renormalised within its candidate
+  // set (a draft model's top-k), or as it is (retrieval, whose total mass says how long the
+  // match is; AcceptanceCalibration).
+  bool renormalise_candidates = true;
 };
 
 class FrontierTreeBuilder : public TreeBuilder {
  public:
-  FrontierTreeBuilder(FrontierBuilderOptions options, const char* name) : options_(options), name_(name) {}
+  FrontierTreeBuilder(FrontierBuilderOptions options, const char* name)
+      : options_(options), name_(name), calibration_(options.renormalise_candidates) {}
   const char* name() const override { return name_; }
   Status build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) override;
   void observe(const TokenTree& tree, const CycleStats& stats) override;
@@ -60,6 +65,9 @@ class FrontierTreeBuilder : public TreeBuilder {
   AcceptanceCalibration* acceptance_calibration() override {
     return options_.objective == FrontierBuilderOptions::Objective::kGainPerCost ? &calibration_ : nullptr;
   }
+  // kGainPerCost: the last tree's expected tokens per second, G / (its drafting + the
+  // profile's verification of its rows); 0 for an empty tree or another objective.
+  double expected_rate() const { return expected_rate_; }
 
  private:
   struct Candidate {
@@ -77,7 +85,8 @@ class FrontierTreeBuilder : public TreeBuilder {
   LatencyProfile profile_;
   AcceptanceCalibration calibration_;
   static constexpr int kProbeEvery = 8;
-  double rho_ = 0.8;           // running estimate of max_a c(a|u)
+  double rho_ = 0.8;  // running estimate of max_a c(a|u)
+  double expected_rate_ = 0;
   int stalls_ = 0;             // cycles stopped by a barely measured row count
   int skips_ = 0;              // cycles where drafting could not pay
   std::vector<double> reach_;  // b per node of the last tree

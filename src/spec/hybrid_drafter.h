@@ -56,6 +56,10 @@ class HybridDrafter : public Drafter {
   // any cycle (set between begin_cycle and commit, as auto's builder does, or between
   // cycles).
   void set_sources(bool model, bool retrieval);
+  // The tree retrieval drafted this cycle was discarded before verification (auto's look
+  // at what the context offers): the retrieval drafter is not told of this cycle's commit
+  // (it catches up when it drafts again) and no rejected predictions are asked for it.
+  void forget_retrieval_cycle() { retrieval_began_ = false; }
   bool drafts_from_model() const { return use_model_; }
   bool drafts_from_retrieval() const { return use_retrieval_; }
 

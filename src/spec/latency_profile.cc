@@ -31,6 +31,10 @@ void update(double& value, uint32_t& samples, double x) {
 
 void LatencyProfile::clear() {
   for (auto& bucket : verify_) bucket.fill(Cell{});
+  clear_draft();
+}
+
+void LatencyProfile::clear_draft() {
   draft_row_seconds_ = draft_pass_seconds_ = 0;
   draft_samples_ = 0;
 }

@@ -67,6 +67,9 @@ class LatencyProfile {
   double draft_pass_seconds() const { return draft_pass_seconds_; }
   // A draft pass over `rows` rows took `seconds`.
   void observe_draft(int rows, double seconds);
+  // Forgets the draft costs and keeps the verification measurements (a profile copied to a
+  // builder that drafts from another source).
+  void clear_draft();
 
   // JSON: {"key": {...}, "verify": [{"context_bucket": b, "rows": r, "seconds": s, "samples": n}, ...],
   //        "draft": {"row_seconds": .., "pass_seconds": ..}}

@@ -102,7 +102,7 @@ TEST_P(AutoGreedy, EqualsPlainDecodingAndTriesEveryPolicy) {
   // The arms: plain, LEVER, EdgeLLM and chains with a draft model, and retrieval trees beside
   // it; plain and retrieval trees without.
   const std::set<std::string> expected =
-      c.with_draft ? std::set<std::string>{"plain", "lever", "edgellm", "chain:2", "chain:4", "chain:8", "coordgen:16"}
+      c.with_draft ? std::set<std::string>{"plain", "lever", "edgellm", "chain:2", "chain:4", "chain:8", "coordgen"}
                    : std::set<std::string>{"plain", "coordgen:16", "coordgen:4"};
   for (const auto& [name, n] : policy_cycles) EXPECT_TRUE(expected.count(name)) << "unknown policy " << name;
   EXPECT_TRUE(policy_cycles.count("plain")) << "plain decoding is always tried";

@@ -23,12 +23,17 @@ TEST(AutoTreeBuilder, EveryArmsCalibrationLearnsFromTheCyclesOfTheOthers) {
   arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1")});
   arms.push_back({"lever", std::make_unique<FrontierTreeBuilder>(FrontierBuilderOptions{}, "lever")});
   arms.push_back({"edgellm", std::make_unique<EdgeLlmTreeBuilder>(EdgeLlmConfig{}, 64, 12, "edgellm")});
+  FrontierBuilderOptions raw;
+  raw.renormalise_candidates = false;
+  arms.push_back({"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval});
   AutoTreeBuilder autob(std::move(arms));
   ASSERT_EQ(autob.current_arm(), 0) << "before any build, the first arm is the current one";
   AcceptanceCalibration* lever = autob.arms()[1].builder->acceptance_calibration();
   AcceptanceCalibration* edgellm = autob.arms()[2].builder->acceptance_calibration();
   ASSERT_NE(lever, nullptr);
   ASSERT_NE(edgellm, nullptr);
+  AcceptanceCalibration* retrieval = autob.arms()[3].builder->acceptance_calibration();
+  ASSERT_NE(retrieval, nullptr);
   const double prior = lever->reliability();
 
   // The chain's cycles: a one-node tree drafted from candidates {5, 7}; the target picked
@@ -47,6 +52,41 @@ TEST(AutoTreeBuilder, EveryArmsCalibrationLearnsFromTheCyclesOfTheOthers) {
   EXPECT_EQ(autob.selector().cycles(1), 0);
   EXPECT_LT(lever->reliability(), prior - 0.5) << "LEVER's reliability learnt that the target leaves the candidates";
   EXPECT_LT(edgellm->reliability(), prior - 0.5) << "and so did EdgeLLM's";
+  EXPECT_EQ(retrieval->reliability(), prior) << "the draft model's probabilities say nothing about retrieval's";
+}
+
+// The session seeds auto's latency profile, from a file (`--latency-profile`) with a draft
+// model's costs: the profile it seeds is a model arm's, even behind the retrieval arm.
+TEST(AutoTreeBuilder, TheSeededProfileIsAModelArms) {
+  std::vector<AutoArm> arms;
+  FrontierBuilderOptions raw;
+  raw.renormalise_candidates = false;
+  arms.push_back({"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval});
+  arms.push_back({"lever", std::make_unique<FrontierTreeBuilder>(FrontierBuilderOptions{}, "lever")});
+  AutoTreeBuilder autob(std::move(arms));
+  EXPECT_EQ(autob.latency_profile(), autob.arms()[1].builder->latency_profile());
+}
+
+// Retrieval's probabilities sum to l / (l + 1) for a match of l tokens: renormalised within
+// the candidate set, a one-token match would look as sure as a long one.
+TEST(AcceptanceCalibration, RawProbabilitiesKeepAOneTokenMatchApartFromALongOne) {
+  const AcceptanceCalibration renormalised(true), raw(false);
+  EXPECT_EQ(renormalised.calibrate(0.5, 0.5), renormalised.calibrate(0.95, 0.95));
+  EXPECT_LT(raw.calibrate(0.5, 0.5), raw.calibrate(0.95, 0.95) - 0.3);
+
+  // The target always picks a lone candidate of probability 0.45: the raw calibration learns
+  // it in the bucket of 0.45, the renormalised one in the bucket of 1.
+  AcceptanceCalibration learn_raw(false), learn_renormalised(true);
+  TokenTree tree;
+  tree.add(5, TokenTree::kRoot, 0.45f);
+  tree.candidates(TokenTree::kRoot) = {{5, 0.45f}};
+  for (int i = 0; i < 50; ++i) {
+    learn_raw.observe(tree, {{TokenTree::kRoot, 5}});
+    learn_renormalised.observe(tree, {{TokenTree::kRoot, 5}});
+  }
+  EXPECT_GT(learn_raw.calibrate(0.45, 0.45), 0.9);
+  EXPECT_GT(learn_renormalised.calibrate(0.45, 0.45), 0.9) << "a lone candidate is renormalised to 1";
+  EXPECT_LT(learn_renormalised.calibrate(0.45, 1.0), 0.5) << "its bucket of 0.45 kept the prior";
 }
 
 // The selector is told how many tokens each arm's cycle can emit, so that an arm that cannot
@@ -63,14 +103,15 @@ TEST(AutoTreeBuilder, EachArmSaysHowManyTokensItsCycleCanEmit) {
     max_tokens[arm.name] = arm.source != ArmSource::kNone ? arm.max_tokens : 1;
     sources[arm.name] = arm.source;
   }
-  const std::map<std::string, double> expected = {{"plain", 1},   {"lever", 13},  {"edgellm", 13},    {"chain:4", 5},
-                                                  {"chain:2", 3}, {"chain:8", 9}, {"coordgen:16", 17}};
+  const std::map<std::string, double> expected = {{"plain", 1},   {"lever", 13},  {"edgellm", 13}, {"chain:4", 5},
+                                                  {"chain:2", 3}, {"chain:8", 9}, {"coordgen", 13}};
   EXPECT_EQ(max_tokens, expected);
-  // Beside the draft model, CoordGen's trees draft from the context alone.
+  // Beside the draft model, CoordGen's trees draft from the context alone (gain/cost trees,
+  // as deep as LEVER's).
   EXPECT_EQ(sources["plain"], ArmSource::kNone);
   EXPECT_EQ(sources["lever"], ArmSource::kModel);
   EXPECT_EQ(sources["chain:8"], ArmSource::kModel);
-  EXPECT_EQ(sources["coordgen:16"], ArmSource::kRetrieval);
+  EXPECT_EQ(sources["coordgen"], ArmSource::kRetrieval);
 
   config.draft_model_path.clear();  // retrieval: CoordGen's trees of at most 16 and 4 nodes
   max_tokens.clear();

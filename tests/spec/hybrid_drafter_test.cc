@@ -13,6 +13,7 @@
 #include "sampling/sampler.h"
 #include "spec/auto_tree_builder.h"
 #include "spec/cycle_stats.h"
+#include "spec/frontier_tree_builder.h"
 #include "spec/retrieval_drafter.h"
 #include "spec/static_tree_builder.h"
 
@@ -261,6 +262,66 @@ TEST_F(HybridSources, AutoArmsDraftFromTheirOwnSource) {
     stats.verify_seconds = 1e-3;
     stats.visited = {{TokenTree::kRoot, 7}};
     autob.observe(tree, stats);
+  }
+}
+
+// Beside a draft model, auto first looks at what the context offers: the retrieval arm's
+// gain/cost tree replaces the chosen arm's when it expects more tokens per second than that
+// arm measures, and is dropped (retrieval not told of the cycle) when it does not.
+TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheChosenArm) {
+  for (const double chosen_tokens_per_cycle : {1.0, 10.0}) {
+    SCOPED_TRACE(chosen_tokens_per_cycle);
+    auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
+    auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.95f);  // a long match: sure
+    FixedDrafter* m = model_owned.get();
+    FixedDrafter* r = retrieval_owned.get();
+    r->wants_rejected = true;
+    HybridDrafter h(std::move(model_owned), std::move(retrieval_owned));
+    h.set_sources(true, false);
+    std::vector<AutoArm> arms;
+    arms.push_back(
+        {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 2});
+    FrontierBuilderOptions raw;
+    raw.renormalise_candidates = false;
+    raw.max_nodes = 8;
+    arms.push_back(
+        {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13});
+    AutoTreeBuilder autob(std::move(arms));
+    // Every pass costs 10 ms whatever its rows (I/O-bound); the chain arm emitted
+    // `chosen_tokens_per_cycle` per 10 ms cycle, the retrieval arm 1.
+    for (int rows = 1; rows <= 16; ++rows)
+      for (int i = 0; i < 3; ++i) autob.latency_profile()->observe_verify(rows, 10, 0.01);
+    ArmEvidence chain, retrieval_alone;
+    for (int i = 0; i < 40; ++i) {
+      chain.add(0.995, chosen_tokens_per_cycle, 0.01);
+      retrieval_alone.add(0.995, 1.0, 0.012);
+    }
+    AutoProfile profile;
+    profile.arms = {{"chain:1", chain}, {"coordgen", retrieval_alone}};
+    autob.start_from(profile);
+    BuildContext ctx;
+    ctx.max_nodes = 16;
+    ctx.context = 10;
+    ctx.sampling = greedy;
+    ctx.draft_sampler = sampler.get();
+    h.reset(history);
+    TokenTree tree;
+    ASSERT_TRUE(h.begin_cycle(history, greedy, *sampler).ok());
+    ASSERT_TRUE(autob.build(h, ctx, &tree).ok());
+    EXPECT_EQ(autob.current_arm(), 0) << "the selector chose the chain";
+    EXPECT_TRUE(h.drafts_from_model() && !h.drafts_from_retrieval()) << "the session's choice is back";
+    EXPECT_GT(r->drafted_nodes, 0) << "auto looked at the context";
+    ASSERT_GT(tree.size(), 0);
+    const bool taken = chosen_tokens_per_cycle < 2;
+    EXPECT_STREQ(autob.policy(), taken ? "coordgen" : "chain:1");
+    EXPECT_EQ(m->drafted_nodes > 0, !taken) << "the model drafts only a tree that is used";
+    for (int32_t n = 0; n < tree.size(); ++n) EXPECT_EQ(tree.node(n).token, taken ? 9 : 5);
+    if (taken) {
+      EXPECT_GT(tree.size(), 2) << "a sure match is worth several rows when rows are free";
+    }
+    EXPECT_EQ(h.wants_rejected_predictions(), taken) << "rejected tails only for a retrieval tree";
+    h.commit(tree, {}, 3);
+    EXPECT_EQ(r->sequence.size(), taken ? 3u : 2u) << "retrieval is told only of a cycle whose tree it drafted";
   }
 }
 
