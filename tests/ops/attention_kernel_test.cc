@@ -14,25 +14,14 @@
 #include "ops/attention.h"
 #include "ops/attention_rows.h"
 #include "ops/visible_cells.h"
+#include "ops_test_util.h"
 #include "quant/dot_kernel.h"
 
 namespace sf {
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
-
-std::vector<uint16_t> random_f16(size_t n, uint32_t seed, float scale = 1.0f) {
-  const auto f = random_floats(n, seed, scale);
-  std::vector<uint16_t> h(n);
-  for (size_t i = 0; i < n; ++i) h[i] = fp32_to_fp16(f[i]);
-  return h;
-}
+using test::random_f16;
+using test::random_floats;
 
 double relative_rms_error(const std::vector<float>& got, const std::vector<float>& want) {
   double err = 0, norm = 0;

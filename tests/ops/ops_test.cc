@@ -12,18 +12,13 @@
 #include "ops/matmul.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
+#include "ops_test_util.h"
 #include "quant/dequantize.h"
 
 namespace sf {
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using test::random_floats;
 
 // A quantised weight matrix owning its bytes.
 struct OwnedMatrix {
