@@ -25,8 +25,8 @@
 // Added for the synthetic 3B, where CoordGen wins on the one prompt that repeats itself and
 // auto's rates, learnt mostly on the other, never chose it there.
 // Every arm's trees are verified by the same lossless verifier, so auto is lossless
-// whatever it picks; its choice depends only on past timings, never on the sampler's
-// random stream.
+// whatever it picks; its choices depend only on past timings and the context (the look),
+// never on the sampler's random stream.
 //
 // Switching from plain decoding to a drafting arm costs the draft model's catch-up on every
 // token plain decoding emitted meanwhile. Auto measures that cost per token (from the draft
@@ -37,9 +37,10 @@
 // Each arm learns its own statistics and pacing from its own cycles only. What a cycle says
 // about the machine and the model pair is shared: every cycle refines every arm's
 // verification latency profile (a pass over n rows costs the same whoever built the tree)
-// and acceptance calibration (how often the target picks a draft token of a given
-// probability does not depend on which arm put it in the tree; an arm that runs rarely
-// would otherwise shape its trees from a handful of its own cycles).
+// and, among the arms that draft from the same source, acceptance calibration (how often
+// the target picks a draft token of a given probability does not depend on which arm put it
+// in the tree; an arm that runs rarely would otherwise shape its trees from a handful of its
+// own cycles).
 // What auto measured can start a later session (auto_profile.h): profile() is what to keep,
 // start_from() gives it back; the session reads and writes the file.
 // Not thread-safe.
