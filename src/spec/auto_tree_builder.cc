@@ -104,6 +104,13 @@ AutoTreeBuilder::AutoTreeBuilder(std::vector<AutoArm> arms, ArmSelectorOptions o
     if (max_tokens < std::numeric_limits<double>::infinity())
       selector_.set_max_tokens_per_cycle(static_cast<int>(a), max_tokens);
   }
+  // The look at the context (look_at_retrieval) needs a retrieval arm with gain/cost trees.
+  for (size_t a = 0; a < arms_.size(); ++a)
+    if (arms_[a].source == ArmSource::kRetrieval)
+      if (auto* b = dynamic_cast<FrontierTreeBuilder*>(arms_[a].builder.get()); b && b->latency_profile()) {
+        retrieval_arm_ = static_cast<int>(a);
+        retrieval_builder_ = b;
+      }
 }
 
 LatencyProfile* AutoTreeBuilder::latency_profile() {
@@ -143,30 +150,30 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
     if (taken) return Status::Ok();
   }
   const AutoArm& arm = arms_[static_cast<size_t>(current_)];
-  // With a draft model and retrieval (a HybridDrafter), the arm drafts from its own source
-  // only; both keep following the commits. A lone drafter is the arms' only source.
-  // The session's own choice (the draft model) is back for whatever method runs next.
-  const bool model_before = hybrid && hybrid->drafts_from_model();
-  const bool retrieval_before = hybrid && hybrid->drafts_from_retrieval();
-  if (hybrid && arm.source != ArmSource::kNone)
-    hybrid->set_sources(arm.source == ArmSource::kModel, arm.source == ArmSource::kRetrieval);
   const DraftCounters before = drafter.draft_counters();
-  const Status status = arm.builder->build(drafter, ctx, tree);
-  if (hybrid) hybrid->set_sources(model_before, retrieval_before);
+  const Status status = build_from_source(*arm.builder, arm.source, drafter, hybrid, ctx, tree);
   const DraftCounters& after = drafter.draft_counters();
   observe_catch_up(after.catch_up_tokens - before.catch_up_tokens, after.catch_up_seconds - before.catch_up_seconds);
   return status;
 }
 
+Status AutoTreeBuilder::build_from_source(TreeBuilder& builder, ArmSource source, Drafter& drafter,
+                                          HybridDrafter* hybrid, const BuildContext& ctx, TokenTree* tree) {
+  // With a draft model and retrieval (a HybridDrafter), an arm drafts from its own source
+  // only; both keep following the commits. A lone drafter is the arms' only source.
+  // The session's own choice (the draft model) is back for whatever method runs next.
+  const bool model_before = hybrid && hybrid->drafts_from_model();
+  const bool retrieval_before = hybrid && hybrid->drafts_from_retrieval();
+  if (hybrid && source != ArmSource::kNone)
+    hybrid->set_sources(source == ArmSource::kModel, source == ArmSource::kRetrieval);
+  const Status status = builder.build(drafter, ctx, tree);
+  if (hybrid) hybrid->set_sources(model_before, retrieval_before);
+  return status;
+}
+
 Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree) {
-  int retrieval = -1;
-  for (size_t a = 0; a < arms_.size(); ++a)
-    if (arms_[a].source == ArmSource::kRetrieval) retrieval = static_cast<int>(a);
-  auto* builder = retrieval >= 0
-                      ? dynamic_cast<FrontierTreeBuilder*>(arms_[static_cast<size_t>(retrieval)].builder.get())
-                      : nullptr;
   const double rate = selector_.rate(current_);
-  if (!builder || rate <= 0) return false;
+  if (!retrieval_builder_ || rate <= 0) return false;
   // Looking costs the retrieval drafter's catch-up and a few automaton walks: worth it only
   // where that is a small share of the cycle it may replace (not at a 100% budget on a
   // small model, where a plain token costs ~25 us); re-measured now and then.
@@ -174,17 +181,12 @@ Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const Bui
   ++cycles_since_look_;
   if (look_seconds_ > kLookShare * cycle_seconds && cycles_since_look_ < kLookAgainEvery) return false;
   cycles_since_look_ = 0;
-  const bool model_before = hybrid.drafts_from_model();
-  const bool retrieval_before = hybrid.drafts_from_retrieval();
-  hybrid.set_sources(false, true);
   const Stopwatch timer;
-  const Status status = builder->build(hybrid, ctx, tree);
+  SF_RETURN_IF_ERROR(build_from_source(*retrieval_builder_, ArmSource::kRetrieval, hybrid, &hybrid, ctx, tree));
   const double seconds = timer.elapsed();
-  hybrid.set_sources(model_before, retrieval_before);
-  SF_RETURN_IF_ERROR(status);
   look_seconds_ = look_seconds_ > 0 ? 0.8 * look_seconds_ + 0.2 * seconds : seconds;
-  if (tree->size() > 0 && builder->expected_rate() > rate) {
-    built_by_ = retrieval;
+  if (tree->size() > 0 && retrieval_builder_->expected_rate() > rate) {
+    built_by_ = retrieval_arm_;
     return true;
   }
   tree->clear();

@@ -78,6 +78,7 @@ struct AutoArm {
 // it names one, else by retrieval. `prune`: the session prunes LEVER's trees.
 std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune);
 
+class FrontierTreeBuilder;
 class HybridDrafter;
 
 class AutoTreeBuilder : public TreeBuilder {
@@ -121,6 +122,10 @@ class AutoTreeBuilder : public TreeBuilder {
   // (true) when it expects more tokens per second than the chosen arm measures (see the
   // file comment); else clears the tree and forgets the look (false).
   Result<bool> look_at_retrieval(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree);
+  // `builder`'s build with the hybrid (when there is one) drafting from `source` alone
+  // (kNone: as it is), and back to the session's sources after.
+  Status build_from_source(TreeBuilder& builder, ArmSource source, Drafter& drafter, HybridDrafter* hybrid,
+                           const BuildContext& ctx, TokenTree* tree);
   // The source of the arm whose builder owns `profile` (kNone: no arm's).
   ArmSource source_of(const LatencyProfile* profile) const;
   // Learns the catch-up's cost per token from what a build just ran.
@@ -130,6 +135,9 @@ class AutoTreeBuilder : public TreeBuilder {
   ArmSelector selector_;
   int current_ = 0;
   int built_by_ = 0;  // the arm whose builder built the last tree
+  // The retrieval arm with gain/cost trees that the look builds (-1 / null: none).
+  int retrieval_arm_ = -1;
+  FrontierTreeBuilder* retrieval_builder_ = nullptr;
   bool profiles_shared_ = false;
   // Looking at retrieval (look_at_retrieval): its measured cost, and cycles since the last.
   static constexpr double kLookShare = 0.01;  // the most of a cycle a look may cost
