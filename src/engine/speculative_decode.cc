@@ -95,6 +95,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   stats->reused_prompt_tokens = static_cast<int>(reused);
   drafter.reset(prompt);
   if (prefill_k > 0) drafter.observe_prefill(prompt, reused, prefill_rows);
+  builder.begin_generation();
   stats->prefill_seconds = prefill_timer.elapsed();
   int32_t pending = prompt.back();
 

@@ -28,6 +28,11 @@ double AcceptanceCalibration::calibrate(double p, double mass) const {
   return std::clamp(r_ * hit_rate_[bucket(share(p, mass))], 0.0, 1.0);
 }
 
+void AcceptanceCalibration::begin_text() {
+  r_ = kReliabilityPrior;
+  r_samples_ = 0;
+}
+
 void AcceptanceCalibration::observe(const TokenTree& tree, const std::vector<VisitedRow>& visited) {
   for (const VisitedRow& row : visited) {
     const std::vector<TokenProb>& c = tree.candidates(row.node);

@@ -34,6 +34,11 @@ class AcceptanceCalibration {
   // p: the token's draft probability; candidate_mass: the sum over its candidate set.
   double calibrate(double p, double candidate_mass) const;
   double reliability() const { return r_; }
+  // A new text: r starts again from its prior, while h is kept. For retrieval, r is whether
+  // this text repeats itself (the target's token among the context's continuations), which
+  // the last prompt says little about; h (how often the target picks a continuation that
+  // holds a given share of the matches) is the retrieval's own.
+  void begin_text();
   // Learns from the rows of `tree` the verifier visited.
   void observe(const TokenTree& tree, const std::vector<VisitedRow>& visited);
 
@@ -42,7 +47,8 @@ class AcceptanceCalibration {
   // The probability h() reads: p / candidate_mass when renormalising, else p.
   double share(double p, double candidate_mass) const;
   bool renormalise_;
-  double r_ = 0.9;
+  static constexpr double kReliabilityPrior = 0.9;
+  double r_ = kReliabilityPrior;
   uint64_t r_samples_ = 0;
   std::array<double, kBuckets> hit_rate_;
   std::array<uint64_t, kBuckets> samples_{};

@@ -172,12 +172,18 @@ Status AutoTreeBuilder::build_from_source(TreeBuilder& builder, ArmSource source
 }
 
 Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree) {
-  const double rate = selector_.rate(current_);
-  if (!retrieval_builder_ || rate <= 0) return false;
+  // The rate the retrieval tree must beat: the chosen arm's; for an arm on its first trial
+  // (no rate yet), the best arm's, which the trial hopes to beat. A first trial that a good
+  // retrieval tree defers is made on a later cycle, where the context offers less: on the
+  // synthetic 3B at 0%, four model arms' first trials (one token each) fell on the cycles
+  // where the prompt had started to repeat itself, and CoordGen's trees emitted 2-4 there.
+  const int reference = selector_.rate(current_) > 0 ? current_ : selector_.best();
+  if (!retrieval_builder_ || reference < 0) return false;
+  const double rate = selector_.rate(reference);
   // Looking costs the retrieval drafter's catch-up and a few automaton walks: worth it only
   // where that is a small share of the cycle it may replace (not at a 100% budget on a
   // small model, where a plain token costs ~25 us); re-measured now and then.
-  const double cycle_seconds = selector_.tokens_per_cycle(current_) / rate;
+  const double cycle_seconds = selector_.tokens_per_cycle(reference) / rate;
   ++cycles_since_look_;
   if (look_seconds_ > kLookShare * cycle_seconds && cycles_since_look_ < kLookAgainEvery) return false;
   cycles_since_look_ = 0;
@@ -192,6 +198,12 @@ Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const Bui
   tree->clear();
   hybrid.forget_retrieval_cycle();
   return false;
+}
+
+void AutoTreeBuilder::begin_generation() {
+  for (AutoArm& arm : arms_)
+    if (AcceptanceCalibration* c = arm.builder->acceptance_calibration(); c && arm.source == ArmSource::kRetrieval)
+      c->begin_text();
 }
 
 std::vector<double> AutoTreeBuilder::entry_seconds(const Drafter& drafter) const {

@@ -18,15 +18,16 @@
 // beside a draft model, each cycle whose chosen arm drafts otherwise first builds the
 // retrieval arm's gain/cost tree, and takes that tree instead when the tree's own expected
 // tokens per second (its calibrated gain over the profile's cost) beats the chosen arm's
-// measured rate; else it drops it. A cycle whose retrieval tree was taken counts in no arm's
-// rate (the arms are measured on their own trees); the retrieval builder's calibration,
-// which decides the next take, learns from it. A look costs the retrieval drafter's catch-up and a few
-// automaton walks, so it is made only while that stays under 1% of the chosen arm's cycle.
-// Added for the synthetic 3B, where CoordGen wins on the one prompt that repeats itself and
-// auto's rates, learnt mostly on the other, never chose it there.
-// Every arm's trees are verified by the same lossless verifier, so auto is lossless
-// whatever it picks; its choices depend only on past timings and the context (the look),
-// never on the sampler's random stream.
+// measured rate (for an arm's first trial, the best arm's); else it drops it. Each prompt
+// starts the retrieval calibration's reliability afresh (begin_generation). A cycle whose
+// retrieval tree was taken counts in no arm's rate (the arms are measured on their own
+// trees); the retrieval builder's calibration, which decides the next take, learns from
+// it. A look costs the retrieval drafter's catch-up and a few automaton walks, so it is
+// made only while that stays under 1% of the chosen arm's cycle. Added for the synthetic
+// 3B, where CoordGen wins on the one prompt that repeats itself and auto's rates, learnt
+// mostly on the other, never chose it there. Every arm's trees are verified by the same
+// lossless verifier, so auto is lossless whatever it picks; its choices depend only on
+// past timings and the context (the look), never on the sampler's random stream.
 //
 // Switching from plain decoding to a drafting arm costs the draft model's catch-up on every
 // token plain decoding emitted meanwhile. Auto measures that cost per token (from the draft
@@ -87,6 +88,9 @@ class AutoTreeBuilder : public TreeBuilder {
   const char* name() const override { return "auto"; }
   Status build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) override;
   void observe(const TokenTree& tree, const CycleStats& stats) override;
+  // The retrieval arms' calibrations start their reliability afresh (begin_text): whether a
+  // text repeats itself is the text's own.
+  void begin_generation() override;
   // The profile of the first arm that has one, drafting with the draft model if any arm
   // does (the session seeds it; the others get a copy at the first build, without its
   // draft costs where they draft from another source).

@@ -58,6 +58,9 @@ class TreeBuilder {
     (void)tree;
     (void)stats;
   }
+  // A new prompt starts (after the drafter's reset): what the builder learnt about the last
+  // text may not hold for this one.
+  virtual void begin_generation() {}
   // Builders that estimate verification cost share the session's profile.
   virtual LatencyProfile* latency_profile() { return nullptr; }
   // Builders that calibrate the draft's probabilities against what the target accepts

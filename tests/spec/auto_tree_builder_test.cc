@@ -89,6 +89,56 @@ TEST(AcceptanceCalibration, RawProbabilitiesKeepAOneTokenMatchApartFromALongOne)
   EXPECT_LT(learn_renormalised.calibrate(0.45, 1.0), 0.5) << "its bucket of 0.45 kept the prior";
 }
 
+// A new prompt: whether the text repeats itself is the text's own, so the retrieval arm's
+// reliability starts again from its prior; the draft model's agreement with the target is
+// the pair's, and what the model arms learnt stays.
+TEST(AutoTreeBuilder, ANewPromptRestartsOnlyRetrievalsReliability) {
+  std::vector<AutoArm> arms;
+  arms.push_back({"lever", std::make_unique<FrontierTreeBuilder>(FrontierBuilderOptions{}, "lever")});
+  FrontierBuilderOptions raw;
+  raw.renormalise_candidates = false;
+  arms.push_back({"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval});
+  AutoTreeBuilder autob(std::move(arms));
+  AcceptanceCalibration* lever = autob.arms()[0].builder->acceptance_calibration();
+  AcceptanceCalibration* retrieval = autob.arms()[1].builder->acceptance_calibration();
+  ASSERT_NE(lever, nullptr);
+  ASSERT_NE(retrieval, nullptr);
+  const double prior = lever->reliability();
+  // Both sources' candidates miss the target's token (9) on every row.
+  TokenTree tree;
+  tree.add(5, TokenTree::kRoot, 0.6f);
+  tree.candidates(TokenTree::kRoot) = {{5, 0.6f}, {7, 0.3f}};
+  for (int i = 0; i < 20; ++i) {
+    lever->observe(tree, {{TokenTree::kRoot, 9}});
+    retrieval->observe(tree, {{TokenTree::kRoot, 9}});
+  }
+  const double lever_learnt = lever->reliability();
+  ASSERT_LT(lever_learnt, prior - 0.5);
+  ASSERT_LT(retrieval->reliability(), prior - 0.5);
+  autob.begin_generation();
+  EXPECT_EQ(retrieval->reliability(), prior) << "retrieval's reliability starts afresh";
+  EXPECT_EQ(lever->reliability(), lever_learnt) << "the draft model's is kept";
+}
+
+// begin_text() restarts r only: how often the target picks a continuation of a given share
+// (h) is kept.
+TEST(AcceptanceCalibration, ANewTextRestartsTheReliabilityAndKeepsTheBuckets) {
+  AcceptanceCalibration c(false);
+  const double prior = c.reliability();
+  TokenTree hit;
+  hit.add(5, TokenTree::kRoot, 0.45f);
+  hit.candidates(TokenTree::kRoot) = {{5, 0.45f}, {6, 0.05f}};
+  TokenTree miss = hit;
+  for (int i = 0; i < 40; ++i) c.observe(hit, {{TokenTree::kRoot, 6}});   // in the set, the 0.05 one
+  for (int i = 0; i < 40; ++i) c.observe(miss, {{TokenTree::kRoot, 9}});  // outside it
+  ASSERT_LT(c.reliability(), 0.2);
+  const double bucket_of_045 = c.calibrate(0.45, 0.5) / c.reliability();
+  ASSERT_LT(bucket_of_045, 0.2) << "the 0.45 continuation was never the target's";
+  c.begin_text();
+  EXPECT_EQ(c.reliability(), prior);
+  EXPECT_NEAR(c.calibrate(0.45, 0.5), prior * bucket_of_045, 1e-12) << "the bucket kept what it learnt";
+}
+
 // The selector is told how many tokens each arm's cycle can emit, so that an arm that cannot
 // catch up with the best at its measured cost per cycle (plain decoding, a short chain, when
 // every cycle costs a streamed pass) counts as far behind from its first cycle.

@@ -325,5 +325,56 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheChosenArm) {
   }
 }
 
+// An arm's first trial has no rate yet: the retrieval tree must then beat the best arm's
+// rate, which the trial hopes to beat. A good tree defers the trial to a cycle where the
+// context offers less; one that cannot beat the best leaves the trial to run.
+TEST_F(HybridSources, AutoDefersAnArmsFirstTrialWhereTheContextOffersMore) {
+  for (const double best_tokens_per_cycle : {1.0, 12.0}) {
+    SCOPED_TRACE(best_tokens_per_cycle);
+    auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
+    auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.95f);
+    HybridDrafter h(std::move(model_owned), std::move(retrieval_owned));
+    h.set_sources(true, false);
+    std::vector<AutoArm> arms;
+    FrontierBuilderOptions raw;
+    raw.renormalise_candidates = false;
+    raw.max_nodes = 8;
+    arms.push_back(
+        {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13});
+    arms.push_back(
+        {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 2});
+    AutoTreeBuilder autob(std::move(arms));
+    for (int rows = 1; rows <= 16; ++rows)
+      for (int i = 0; i < 3; ++i) autob.latency_profile()->observe_verify(rows, 10, 0.01);
+    // Only the retrieval arm is measured (the best, at `best_tokens_per_cycle` per 10 ms);
+    // the chain has never run.
+    ArmEvidence retrieval_alone;
+    for (int i = 0; i < 40; ++i) retrieval_alone.add(0.995, best_tokens_per_cycle, 0.01);
+    AutoProfile profile;
+    profile.arms = {{"coordgen", retrieval_alone}};
+    autob.start_from(profile);
+    BuildContext ctx;
+    ctx.max_nodes = 16;
+    ctx.context = 10;
+    ctx.sampling = greedy;
+    ctx.draft_sampler = sampler.get();
+    h.reset(history);
+    TokenTree tree;
+    ASSERT_TRUE(h.begin_cycle(history, greedy, *sampler).ok());
+    ASSERT_TRUE(autob.build(h, ctx, &tree).ok());
+    ASSERT_EQ(autob.current_arm(), 1) << "the selector chose the chain's first trial";
+    ASSERT_GT(tree.size(), 0);
+    const bool deferred = best_tokens_per_cycle < 2;
+    EXPECT_STREQ(autob.policy(), deferred ? "coordgen" : "chain:1");
+    for (int32_t n = 0; n < tree.size(); ++n) EXPECT_EQ(tree.node(n).token, deferred ? 9 : 5);
+    CycleStats stats;
+    stats.tree_nodes = tree.size();
+    stats.rows_verified = tree.size() + 1;
+    stats.verify_seconds = 0.01;
+    autob.observe(tree, stats);
+    EXPECT_EQ(autob.selector().cycles(1), deferred ? 0 : 1) << "a deferred trial is not counted as made";
+  }
+}
+
 }  // namespace
 }  // namespace sf
