@@ -82,6 +82,24 @@ class HybridSources : public ::testing::Test {
   SamplingParams greedy;
   std::unique_ptr<Sampler> sampler;
   const std::vector<int32_t> history = {1, 2};
+
+  // Every pass of 1-16 rows costs 10 ms whatever its rows (I/O-bound): the latency profile
+  // the look prices the retrieval tree with.
+  static void every_pass_costs_10ms(AutoTreeBuilder& autob) {
+    for (int rows = 1; rows <= 16; ++rows)
+      for (int i = 0; i < 3; ++i) autob.latency_profile()->observe_verify(rows, 10, 0.01);
+  }
+  // auto's first build over `h`, from a fresh reset, at a 10-token context.
+  void build_first_cycle(AutoTreeBuilder& autob, HybridDrafter& h, TokenTree* tree) {
+    BuildContext ctx;
+    ctx.max_nodes = 16;
+    ctx.context = 10;
+    ctx.sampling = greedy;
+    ctx.draft_sampler = sampler.get();
+    h.reset(history);
+    ASSERT_TRUE(h.begin_cycle(history, greedy, *sampler).ok());
+    ASSERT_TRUE(autob.build(h, ctx, tree).ok());
+  }
 };
 
 TEST_F(HybridSources, DraftsFromTheSelectedSourcesAndRetrievalCatchesUpWhenItDrafts) {
@@ -289,8 +307,7 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheChosenArm) {
     AutoTreeBuilder autob(std::move(arms));
     // Every pass costs 10 ms whatever its rows (I/O-bound); the chain arm emitted
     // `chosen_tokens_per_cycle` per 10 ms cycle, the retrieval arm 1.
-    for (int rows = 1; rows <= 16; ++rows)
-      for (int i = 0; i < 3; ++i) autob.latency_profile()->observe_verify(rows, 10, 0.01);
+    every_pass_costs_10ms(autob);
     ArmEvidence chain, retrieval_alone;
     for (int i = 0; i < 40; ++i) {
       chain.add(0.995, chosen_tokens_per_cycle, 0.01);
@@ -299,15 +316,8 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheChosenArm) {
     AutoProfile profile;
     profile.arms = {{"chain:1", chain}, {"coordgen", retrieval_alone}};
     autob.start_from(profile);
-    BuildContext ctx;
-    ctx.max_nodes = 16;
-    ctx.context = 10;
-    ctx.sampling = greedy;
-    ctx.draft_sampler = sampler.get();
-    h.reset(history);
     TokenTree tree;
-    ASSERT_TRUE(h.begin_cycle(history, greedy, *sampler).ok());
-    ASSERT_TRUE(autob.build(h, ctx, &tree).ok());
+    ASSERT_NO_FATAL_FAILURE(build_first_cycle(autob, h, &tree));
     EXPECT_EQ(autob.current_arm(), 0) << "the selector chose the chain";
     EXPECT_TRUE(h.drafts_from_model() && !h.drafts_from_retrieval()) << "the session's choice is back";
     EXPECT_GT(r->drafted_nodes, 0) << "auto looked at the context";
@@ -344,8 +354,7 @@ TEST_F(HybridSources, AutoDefersAnArmsFirstTrialWhereTheContextOffersMore) {
     arms.push_back(
         {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 2});
     AutoTreeBuilder autob(std::move(arms));
-    for (int rows = 1; rows <= 16; ++rows)
-      for (int i = 0; i < 3; ++i) autob.latency_profile()->observe_verify(rows, 10, 0.01);
+    every_pass_costs_10ms(autob);
     // Only the retrieval arm is measured (the best, at `best_tokens_per_cycle` per 10 ms);
     // the chain has never run.
     ArmEvidence retrieval_alone;
@@ -353,15 +362,8 @@ TEST_F(HybridSources, AutoDefersAnArmsFirstTrialWhereTheContextOffersMore) {
     AutoProfile profile;
     profile.arms = {{"coordgen", retrieval_alone}};
     autob.start_from(profile);
-    BuildContext ctx;
-    ctx.max_nodes = 16;
-    ctx.context = 10;
-    ctx.sampling = greedy;
-    ctx.draft_sampler = sampler.get();
-    h.reset(history);
     TokenTree tree;
-    ASSERT_TRUE(h.begin_cycle(history, greedy, *sampler).ok());
-    ASSERT_TRUE(autob.build(h, ctx, &tree).ok());
+    ASSERT_NO_FATAL_FAILURE(build_first_cycle(autob, h, &tree));
     ASSERT_EQ(autob.current_arm(), 1) << "the selector chose the chain's first trial";
     ASSERT_GT(tree.size(), 0);
     const bool deferred = best_tokens_per_cycle < 2;
