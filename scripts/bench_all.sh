@@ -12,7 +12,7 @@
 #  - the synthetic 1.1B and ~3B Llama targets with a synthetic draft (random weights: cost
 #    only), this machine's disk, fewer prompts and tokens, REPEAT_SYNTH repetitions (default 3).
 # Outputs: bench-out/all/*.md|json (git-ignored), docs/bench_report.md, docs/plots/*.png.
-# About an hour and a half on 2 cores with REPEAT=5 REPEAT_SYNTH=5 (2026-11-27 at 19376e3: stories real/UFS/phone
+# About an hour and a half on 2 cores with REPEAT=5 REPEAT_SYNTH=5 (2026-11-27 at 53f4c10: 97 minutes, the 3B 55 of them; at 19376e3: stories real/UFS/phone
 # 6.5 minutes, I/O-bound 16.5, synthetic 1.1B 19, 3B 51; with 8 tokens, at befb147: 1.1B 13, 3B 21).
 # SETTINGS="stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b" picks a subset; REPEAT (default 3)
 # sets the real, UFS 4.0 and phone settings' repetitions, REPEAT_IO and REPEAT_SYNTH the others'; SYNTH_TOKENS (16)
