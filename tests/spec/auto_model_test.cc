@@ -22,6 +22,7 @@
 #include "engine/session.h"
 #include "gguf/per_test_scratch.h"
 #include "spec/auto_profile.h"
+#include "spec/auto_tree_builder.h"
 #include "spec/draft_model_drafter.h"
 #include "spec_test_util.h"
 #include "test_paths.h"
@@ -167,6 +168,46 @@ TEST(AutoSampled, FirstAndSecondTokenDistributionsMatchTarget) {
   EXPECT_GT(p_second, 1e-3) << "second-token distribution differs from the target's";
   EXPECT_GT(accepted, 0u) << "drafts must be accepted";
   EXPECT_LT(accepted, proposed) << "and sometimes rejected, or the residual path is untested";
+}
+
+// The session tells its builder of each new prompt: auto's retrieval calibration starts its
+// reliability afresh (whether a text repeats itself is the text's own), the draft model's
+// calibration keeps what it learnt.
+TEST(AutoModel, EachPromptRestartsOnlyRetrievalsReliability) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto spec = make_session(SpecConfig::Method::kAuto, true, "0%", 200e6);
+  ASSERT_TRUE(spec);
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  GenerationStats st;
+  generate(*spec, *spec->tokenize(kPrompts[0]), 8, greedy, &st);
+  auto* autob = dynamic_cast<AutoTreeBuilder*>(spec->tree_builder());
+  ASSERT_NE(autob, nullptr);
+  AcceptanceCalibration* retrieval = nullptr;
+  AcceptanceCalibration* model = nullptr;
+  for (const AutoArm& arm : autob->arms()) {
+    if (arm.source == ArmSource::kRetrieval && !retrieval) retrieval = arm.builder->acceptance_calibration();
+    if (arm.source == ArmSource::kModel && !model) model = arm.builder->acceptance_calibration();
+  }
+  ASSERT_TRUE(retrieval && model);
+  // Both learn that the target's token is never among their candidates.
+  TokenTree miss;
+  miss.add(5, TokenTree::kRoot, 0.6f);
+  miss.candidates(TokenTree::kRoot) = {{5, 0.6f}, {7, 0.3f}};
+  for (int i = 0; i < 40; ++i) {
+    retrieval->observe(miss, {{TokenTree::kRoot, 9}});
+    model->observe(miss, {{TokenTree::kRoot, 9}});
+  }
+  ASSERT_LT(retrieval->reliability(), 0.2);
+  ASSERT_LT(model->reliability(), 0.2);
+  // A new prompt, prefilled and no token asked for: no cycle runs, so nothing but the
+  // restart moves either calibration.
+  const double model_learnt = model->reliability();
+  generate(*spec, *spec->tokenize(kPrompts[1]), 0, greedy, &st);
+  EXPECT_EQ(st.spec.cycles, 0);
+  EXPECT_EQ(retrieval->reliability(), AcceptanceCalibration().reliability())
+      << "the new prompt restarted retrieval's reliability from its prior";
+  EXPECT_EQ(model->reliability(), model_learnt) << "the draft model's was kept";
 }
 
 TEST(AutoProfileModel, ASecondSessionStartsWhereTheFirstLeftOff) {
