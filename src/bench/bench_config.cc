@@ -78,6 +78,8 @@ const char* kind_name(BenchMethod::Kind k) {
       return "edgellm-nocost";
     case K::kEdgeLlmNoSize:
       return "edgellm-nosize";
+    case K::kEdgeLlmRawConf:
+      return "edgellm-rawconf";
     case K::kBld:
       return "bld";
     case K::kCoordGen:
@@ -181,6 +183,7 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
     case K::kEdgeLlmNoProvisional:
     case K::kEdgeLlmNoCost:
     case K::kEdgeLlmNoSize:
+    case K::kEdgeLlmRawConf:
     case K::kBld:
       spec.method = SpecConfig::Method::kEdgeLlm;
       spec.edgellm = c.edgellm;
@@ -189,6 +192,7 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       spec.edgellm.provisional = c.edgellm.provisional && m.kind != K::kEdgeLlmNoProvisional && m.kind != K::kBld;
       spec.edgellm.cost_stop = m.kind != K::kEdgeLlmNoCost && m.kind != K::kBld;
       spec.edgellm.measured_size = m.kind != K::kEdgeLlmNoSize && m.kind != K::kBld;
+      spec.edgellm.calibrated_pacer = m.kind != K::kEdgeLlmRawConf;
       if (m.kind == K::kBld) spec.edgellm.token_threshold = m.param > 0 ? m.param / 100.0f : kBldDefaultThreshold;
       break;
     case K::kCoordGen:
@@ -258,6 +262,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
                            K::kEdgeLlmNoProvisional,
                            K::kEdgeLlmNoCost,
                            K::kEdgeLlmNoSize,
+                           K::kEdgeLlmRawConf,
                            K::kBld,
                            K::kCats,
                            K::kCatsNoAdapter,
@@ -285,6 +290,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
           "unknown method '" + std::string(item) +
           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
           "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, edgellm-nocost, edgellm-nosize, "
+          "edgellm-rawconf, "
           "bld[:percent], "
           "cats[:gamma], "
           "cats-noadapter[:gamma], kangaroo[:gamma], coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, "

@@ -36,6 +36,7 @@ struct BenchMethod {
     kEdgeLlmNoProvisional,  // ... no drafting during the target's I/O
     kEdgeLlmNoCost,         // ... without the cost stop (the paper's tree growth: T_c < alpha only)
     kEdgeLlmNoSize,         // ... without the measured size bound (its caps chosen by realised rate)
+    kEdgeLlmRawConf,        // ... the pacer on raw draft probabilities (the paper's) instead of calibrated ones
     kBld,                   // BiLD-style chain: stop at the first token below a fixed confidence
     // Retrieval drafting (no draft model): CoordGen, its ablations and the baselines.
     kCoordGen,         // suffix-automaton trees + calibration + draft reuse (+ history with --history-dir)

@@ -169,7 +169,9 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                      alpha_first, alpha_last, alpha_min, alpha_max);
       std::fprintf(stderr,
                    "provisional:      %llu tokens drafted during the target's I/O waits, %llu kept, %llu wasted; "
-                   "%.3f s of draft work in %.3f s of waits lent to it; lent in %llu of %llu cycles (measured)\n",
+                   "%.3f s of draft work in %.3f s of waits lent to it; lent in %llu of %llu cycles (tried only where "
+                   "drafting runs past the read-ahead, then "
+                   "measured)\n",
                    static_cast<unsigned long long>(sp.provisional_tokens),
                    static_cast<unsigned long long>(sp.provisional_kept),
                    static_cast<unsigned long long>(sp.provisional_tokens - sp.provisional_kept), sp.provisional_seconds,

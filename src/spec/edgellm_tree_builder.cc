@@ -117,6 +117,15 @@ EdgeLlmTreeBuilder::StepCost EdgeLlmTreeBuilder::step_cost(int rows, int context
   return c;
 }
 
+double EdgeLlmTreeBuilder::pace_conf(int32_t node) const {
+  return config_.calibrated_pacer ? reach_[node + 1] : conf_[node + 1];
+}
+
+double EdgeLlmTreeBuilder::pace_conf(int32_t parent, int rank) const {
+  const double p = dist_of(parent)->probs[rank].p;
+  return config_.calibrated_pacer ? reach_[parent + 1] * acceptance(parent, p) : conf_[parent + 1] * p;
+}
+
 int32_t EdgeLlmTreeBuilder::best_leaf(const TokenTree& tree) const {
   int32_t best = TokenTree::kRoot;
   for (int32_t n = 0; n < tree.size(); ++n)
@@ -152,6 +161,9 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
   last_tc_ = 1;
   gain_ = 1;
   draft_spent_ = 0;
+  hidden_at_build_ = ctx.hidden_draft_seconds;
+  built_from_carried_ = ctx.carried != nullptr;
+  switch_consulted_ = false;
   size_arm_ = uses_size_caps() ? size_selector_.choose() : 0;
   const int64_t max_nodes =
       std::min<int64_t>({ctx.max_nodes, affordable_nodes(ctx.context),
@@ -211,7 +223,7 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
       if (node.depth >= max_depth_) continue;
       const NodeDistribution* d = dist_of(n);
       if (!cost.pays(reach_[n + 1] * (d && !d->probs.empty() ? acceptance(n, d->probs[0].p) : top_p_), !d)) continue;
-      const double deficit = m * conf_[n + 1] - node.depth;
+      const double deficit = m * pace_conf(n) - node.depth;
       if (deficit > best_deficit) {
         best_deficit = deficit;
         best_node = n;
@@ -224,7 +236,7 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
         if (r < 0) continue;
         const int depth = n == TokenTree::kRoot ? 0 : tree->node(n).depth;
         if (!cost.pays(reach_[n + 1] * acceptance(n, dist_of(n)->probs[r].p), false)) continue;
-        const double deficit = m * conf_[n + 1] * dist_of(n)->probs[r].p - depth;
+        const double deficit = m * pace_conf(n, r) - depth;
         if (deficit > best_deficit) {
           best_deficit = deficit;
           best_node = n;
@@ -260,8 +272,15 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
   return Status::Ok();
 }
 
+bool EdgeLlmTreeBuilder::drafting_exposed() const {
+  return !config_.lend_only_exposed || exposed_draft_ema_ > kExposedDraftShare * cycle_seconds_ema_;
+}
+
 bool EdgeLlmTreeBuilder::provisional_anchor(int32_t* leaf, const NodeDistribution** dist) const {
-  if (!config_.provisional || !lending_.lending() || anchor_ == TokenTree::kRoot) return false;
+  if (!config_.provisional || anchor_ == TokenTree::kRoot) return false;
+  // The switch measures this cycle only when it was asked.
+  switch_consulted_ = drafting_exposed();
+  if (!switch_consulted_ || !lending_.lending()) return false;
   *leaf = anchor_;
   *dist = dist_of(anchor_);
   return true;
@@ -275,7 +294,17 @@ void EdgeLlmTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats)
     const double rate = (stats.accepted + 1) / cycle_seconds;
     realised_rate_ = realised_rate_ > 0 ? realised_rate_ + kRateEma * (rate - realised_rate_) : rate;
   }
-  if (config_.provisional) lending_.observe(stats.accepted + 1, cycle_seconds);
+  if (config_.provisional && switch_consulted_) lending_.observe(stats.accepted + 1, cycle_seconds);
+  // What lending could save: the drafting that ran past the read-ahead, in cycles that
+  // drafted their whole tree (a carried chain had already done part of it).
+  if (first_of_prompt_) {
+    first_of_prompt_ = false;
+  } else if (!built_from_carried_ && cycle_seconds > 0) {
+    const double exposed = std::max(stats.draft_seconds - hidden_at_build_, 0.0);
+    const bool first = cycle_seconds_ema_ <= 0;
+    exposed_draft_ema_ = first ? exposed : exposed_draft_ema_ + kRateEma * (exposed - exposed_draft_ema_);
+    cycle_seconds_ema_ = first ? cycle_seconds : cycle_seconds_ema_ + kRateEma * (cycle_seconds - cycle_seconds_ema_);
+  }
   if (uses_size_caps() && cycle_seconds > 0) {
     std::vector<int32_t> path;
     for (int32_t i = 1; i <= stats.accepted && i < static_cast<int32_t>(stats.visited.size()); ++i)

@@ -10,7 +10,13 @@
 // drafter's tree mask, never by switching contexts) or opens a branch at a drafted node
 // with its next-best token (no pass: the distribution is known). Deviation: when a leaf
 // must be drafted, the other open leaves are drafted in the same pass (batched), which
-// leaves the tree's shape unchanged and cuts the number of draft passes.
+// leaves the tree's shape unchanged and cuts the number of draft passes. Deviation
+// (EdgeLlmConfig::calibrated_pacer, default on): the pacer's C_i is the calibrated chance
+// that the target accepts the branch (LEVER's calibration of each draft probability,
+// learned online) rather than the raw product of draft probabilities; on stories260K at 0%
+// its trees accept 4.0-4.6 tokens per pass against 3.75-3.9 for the raw ones (15 paired
+// repetitions, docs/edgellm.md), because the distilled draft is under-confident about its
+// top token. T_c and alpha stay on the raw probabilities, as in the paper.
 //
 // Fallback: before each step, the tree-cumulative confidence T_c = max_i C_i is compared
 // with alpha; below it, the tree goes to verification. After verification alpha adapts on
@@ -36,9 +42,15 @@
 // the tree goes to verification. Where a pass costs tens of draft steps (the paper's regime) only near-hopeless steps
 // are left out; where it costs a few, trees stay small.
 //
-// Provisional drafting (paper III-D) is offered only while it measurably pays on this
-// session (provisional_switch.h): lending the target's I/O waits and not lending are
-// arms of a regret-budgeted selector over blocks of cycles.
+// Provisional drafting (paper III-D) is offered only where it can save time and then only
+// while it measurably pays on this session. A kept chain saves the next cycle's drafting,
+// and the streamer already loads the next pass's first units while a tree is drafted, so
+// lending is tried only where recent cycles' drafting ran past that pending read-ahead
+// (EdgeLlmConfig::lend_only_exposed); where it does, lending and not lending are arms of a
+// regret-budgeted selector over blocks of cycles (provisional_switch.h). Lending is not
+// free on two cores: waking the target's threads on a core the worker holds cost a lent
+// cycle 7-20% on the real disk, and the selector, unable to tell a 10% loss from noise in
+// a few hundred cycles, still lent in a third of them.
 //
 // Children are always the drafter's top tokens (deterministic), so verification is
 // lossless under sampling too (each child is a one-hot draft; verifier.h).
@@ -67,11 +79,16 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   // at most twice as dear), with the row cost fitted around kTypicalRows rows.
   static constexpr double kVerifySlack = 1.0;
   static constexpr int kTypicalRows = 8;
+  // EdgeLlmConfig::lend_only_exposed: the share of a cycle that its drafting must run past
+  // the pending read-ahead (on average over recent cycles) before lending is tried. On the
+  // real disk stories260K's drafting runs 0.8% past it and a lent cycle cost 7-20% more.
+  static constexpr double kExposedDraftShare = 0.05;
 
   EdgeLlmTreeBuilder(const EdgeLlmConfig& config, int max_nodes, int max_depth, const char* name);
   const char* name() const override { return name_; }
   Status build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) override;
   void observe(const TokenTree& tree, const CycleStats& stats) override;
+  void begin_generation() override { first_of_prompt_ = true; }
   bool provisional_anchor(int32_t* leaf, const NodeDistribution** dist) const override;
   bool accepts_carried() const override { return true; }
   double threshold() const override { return uses_alpha() ? alpha_ : -1; }
@@ -83,6 +100,9 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   // The size cap the last tree was built under (0: none).
   int size_cap() const { return size_arm_ == 0 ? 0 : size_selector_.cap(size_arm_); }
   const SizeCapSelector& size_selector() const { return size_selector_; }
+  // Whether lending is tried at all (EdgeLlmConfig::lend_only_exposed): the recent cycles'
+  // drafting ran past the pending read-ahead by more than kExposedDraftShare of a cycle.
+  bool drafting_exposed() const;
 
  private:
   bool uses_alpha() const { return config_.fallback && config_.token_threshold <= 0; }
@@ -95,6 +115,10 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   // Adds a child and its confidence.
   void add_child(TokenTree* tree, int32_t parent, const TokenProb& tp);
   int32_t best_leaf(const TokenTree& tree) const;
+  // The confidence the pacer paces by (EdgeLlmConfig::calibrated_pacer): of a node, and of
+  // the branch its parent's candidate of rank `rank` would open.
+  double pace_conf(int32_t node) const;
+  double pace_conf(int32_t parent, int rank) const;
   // The most nodes a tree may have at this context under kVerifySlack (max_nodes_ when the
   // profile has no data).
   int64_t affordable_nodes(int context) const;
@@ -140,6 +164,15 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   LatencyProfile profile_;
   AcceptanceCalibration calibration_;
   ProvisionalSwitch lending_;  // whether provisional drafting pays on this session
+  // This cycle: the pending read-ahead when the build started, whether it began from
+  // carried nodes (its drafting then says nothing about what lending could save), and
+  // whether the switch was consulted. Over recent cycles (EMA): seconds of drafting past
+  // the read-ahead, and seconds per cycle.
+  double hidden_at_build_ = 0;
+  bool built_from_carried_ = false;
+  mutable bool switch_consulted_ = false;
+  bool first_of_prompt_ = true;  // the first cycle drafts the whole prompt: not counted
+  double exposed_draft_ema_ = 0, cycle_seconds_ema_ = 0;
   // EdgeLlmConfig::measured_size: the caps (the first: none) and the one this cycle runs.
   SizeCapSelector size_selector_;
   int size_arm_ = 0;

@@ -41,7 +41,12 @@ struct EdgeLlmConfig {
   // a token or two where a verification pass costs tens of draft steps.
   float alpha_min = 1e-5f;
   float alpha_max = 0.05f;
-  bool pacer = true;      // confidence-paced branches; off: one chain (the top branch only)
+  bool pacer = true;  // confidence-paced branches; off: one chain (the top branch only)
+  // Beyond the paper: the pacer's confidences are the calibrated chances of acceptance
+  // (LEVER's calibration, learned online from the verified rows) rather than the raw draft
+  // probabilities, so branch lengths follow what the target accepts. Off: raw probabilities,
+  // as the paper. The fallback's T_c and alpha stay on the raw probabilities either way.
+  bool calibrated_pacer = true;
   bool fallback = true;   // verify when T_c < alpha (self-adaptive); off: at a fixed tree size
   int fixed_tokens = 16;  // tree size at which verification starts when the fallback is off
   // Beyond the paper: also verify when the pacer's next step would lower the tree's
@@ -58,7 +63,13 @@ struct EdgeLlmConfig {
   // reads, the I/O thread's work beside the compute), and on this project's VM a tree it
   // judged worth 25 nodes realised less per second than a chain of 8.
   bool measured_size = true;
-  bool provisional = true;   // draft during the target's I/O waits
+  bool provisional = true;  // draft during the target's I/O waits
+  // Lend the waits only where the drafting between passes runs past the target's pending
+  // read-ahead (by more than kExposedDraftShare of a cycle, edgellm_tree_builder.h): a
+  // carried chain saves the next cycle's drafting, which saves time only where that
+  // drafting is not already hidden behind I/O. Off: the measured switch alone decides (the
+  // tests of the mechanism, which need it to lend).
+  bool lend_only_exposed = true;
   int provisional_max = 16;  // the most provisional tokens per verification (their memory bound)
   // The provisional chain also stops where its confidence below its first token (the next
   // root) falls under alpha: the next tree would send it to verification right away.

@@ -29,8 +29,11 @@ const char* kTarget = "models/stories260K.gguf";
 
 std::string distilled_draft() { return test::source_path("models/stories260K-draft.gguf"); }
 
+// lend_only_exposed: the default gate on lending (EdgeLlmConfig). Off in the tests of the
+// mechanism: at these EMULATED rates the read-ahead hides all of the drafting, so the
+// gate would lend nothing; without it the switch decides, and it lends first.
 std::unique_ptr<Session> make_session(bool speculative, const char* budget, double io_bandwidth,
-                                      bool provisional = true) {
+                                      bool provisional = true, bool lend_only_exposed = false) {
   SessionOptions o;
   o.model_path = test::shared_path(kTarget);
   o.n_threads = 2;
@@ -42,6 +45,7 @@ std::unique_ptr<Session> make_session(bool speculative, const char* budget, doub
     o.spec.draft_model_path = distilled_draft();
     o.spec.max_tree_nodes = 32;
     o.spec.edgellm.provisional = provisional;
+    o.spec.edgellm.lend_only_exposed = lend_only_exposed;
   }
   auto s = Session::create(o);
   EXPECT_TRUE(s.ok()) << s.status().message();
@@ -114,6 +118,30 @@ INSTANTIATE_TEST_SUITE_P(Budgets, EdgeLlmGreedy,
                                            BudgetCase{"streamed50_emulated", "50%", 50e6},
                                            BudgetCase{"resident", "100%", 0}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// With the default gate, a session whose drafting the read-ahead hides lends nothing: a
+// carried chain would save only drafting that costs no time (0% at EMULATED 100 MB/s,
+// where a pass waits ~10 ms on reads and a cycle drafts for well under one).
+TEST(EdgeLlmLending, NothingIsLentWhereTheReadAheadHidesTheDrafting) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto plain = make_session(false, "100%", 0);
+  auto spec = make_session(true, "0%", 100e6, /*provisional=*/true, /*lend_only_exposed=*/true);
+  ASSERT_TRUE(plain && spec);
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  uint64_t accepted = 0, provisional = 0, cycles = 0;
+  for (size_t i = 0; i < 2; ++i) {
+    const auto prompt = *plain->tokenize(kPrompts[i]);
+    GenerationStats st;
+    ASSERT_EQ(generate(*plain, prompt, 48, greedy, nullptr), generate(*spec, prompt, 48, greedy, &st));
+    accepted += st.spec.accepted_draft_tokens;
+    provisional += st.spec.provisional_tokens + st.spec.provisional_cycles;
+    cycles += st.spec.cycles;
+  }
+  EXPECT_GT(accepted, 0u) << "drafts were proposed and accepted";
+  EXPECT_GT(cycles, 10u);
+  EXPECT_EQ(provisional, 0u) << "no cycle lent the target's waits";
+}
 
 TEST(EdgeLlmCarry, CarriedDraftsEqualFreshDrafting) {
   SF_SKIP_WITHOUT_SHARED();

@@ -65,11 +65,16 @@ class ScriptedDrafter : public Drafter {
   DraftCounters counters_;
 };
 
+// The paper's pacer (raw draft probabilities, so the shapes can be computed by hand) and
+// lending decided by the switch alone (these scripted cycles have no read-ahead to hide
+// drafting behind); the tests of the calibrated pacer and of the lending gate set their own.
 EdgeLlmConfig config(float alpha, bool pacer = true) {
   EdgeLlmConfig c;
   c.alpha = alpha;
   c.alpha_max = 0.5f;
   c.pacer = pacer;
+  c.calibrated_pacer = false;
+  c.lend_only_exposed = false;
   return c;
 }
 
@@ -136,6 +141,45 @@ TEST(EdgeLlmTreeBuilder, BranchLengthsFollowConfidence) {
   }
   for (int32_t a = deepest; a != TokenTree::kRoot; a = tree.node(a).parent) EXPECT_EQ(tree.node(a).token, 0);
   EXPECT_LT(worst_deficit, 2.0) << "no branch is far shorter than its confidence asks";
+}
+
+// The node reached from the root by following `token` at every depth (kRoot: none).
+int32_t chain_end(const TokenTree& tree, int32_t token) {
+  int32_t node = TokenTree::kRoot;
+  for (int32_t next = tree.find_child(node, token); next >= 0; next = tree.find_child(node, token)) node = next;
+  return node;
+}
+
+// The calibrated pacer paces by what the target accepts. The draft is unsure (token 0 at
+// 0.5, 1 at 0.3, 2 at 0.2) but the target always picks token 0: once the calibration has
+// learnt that, the calibrated pacer spends six nodes on one deep chain of token 0, while
+// the paper's pacer, on the raw probabilities, opens branches at the root (its second step:
+// 2 * 0.3 - 0 = 0.6 beats 2 * 0.5 - 1 = 0).
+TEST(EdgeLlmTreeBuilder, CalibratedPacerPacesByWhatTheTargetAccepts) {
+  ScriptedDrafter drafter({0.5f, 0.3f, 0.2f});
+  EdgeLlmConfig calibrated_config = config(1e-9f);
+  calibrated_config.calibrated_pacer = true;
+  calibrated_config.measured_size = false;
+  EdgeLlmConfig raw_config = calibrated_config;
+  raw_config.calibrated_pacer = false;
+  EdgeLlmTreeBuilder calibrated(calibrated_config, 64, 12, "edgellm");
+  EdgeLlmTreeBuilder raw(raw_config, 64, 12, "edgellm-rawconf");
+  for (EdgeLlmTreeBuilder* builder : {&calibrated, &raw}) {
+    for (int i = 0; i < 60; ++i) {
+      const TokenTree tree = build(*builder, drafter, 6);
+      const int32_t end = chain_end(tree, 0);
+      ASSERT_NE(end, TokenTree::kRoot);
+      builder->observe(tree, verified(tree, end, tree.node(end).depth));  // the target picks 0 everywhere
+    }
+  }
+  const TokenTree deep = build(calibrated, drafter, 6);
+  ASSERT_EQ(deep.size(), 6);
+  EXPECT_EQ(deep.children(TokenTree::kRoot).size(), 1u);
+  EXPECT_EQ(deep.node(chain_end(deep, 0)).depth, 6) << "one chain of token 0";
+  const TokenTree wide = build(raw, drafter, 6);
+  ASSERT_EQ(wide.size(), 6);
+  EXPECT_GE(wide.children(TokenTree::kRoot).size(), 2u) << "the paper's pacer opens branches at the root";
+  EXPECT_LT(wide.node(chain_end(wide, 0)).depth, 6);
 }
 
 TEST(EdgeLlmTreeBuilder, FallbackVerifiesWhenTreeConfidenceDropsBelowAlpha) {
@@ -330,6 +374,39 @@ TEST(EdgeLlmTreeBuilder, ContinuesACarriedTreeWithoutDraftingItAgain) {
   const NodeDistribution* dist = nullptr;
   ASSERT_TRUE(builder.provisional_anchor(&leaf, &dist));
   EXPECT_EQ(tree.node(leaf).depth, 12) << "provisional drafting continues the likeliest branch";
+}
+
+// Lending the target's waits saves only the next cycle's drafting, and only what of it runs
+// past the target's pending read-ahead. Where every cycle's drafting (1 ms) is hidden behind
+// 5 ms of read-ahead the builder never offers an anchor; where it is not hidden (no
+// read-ahead, 1 ms of a 3 ms cycle) it does, and the switch lends first.
+TEST(EdgeLlmTreeBuilder, LendsOnlyWhereDraftingRunsPastTheReadAhead) {
+  EdgeLlmConfig c = config(1e-9f, /*pacer=*/false);
+  c.lend_only_exposed = true;
+  c.cost_stop = false;
+  c.measured_size = false;
+  const auto offers_after_cycles = [&](double hidden_ms) {
+    ScriptedDrafter drafter({0.9f, 0.1f});
+    drafter.pass_seconds_ = 0.25e-3;
+    EdgeLlmTreeBuilder builder(c, 64, 12, "edgellm");
+    builder.begin_generation();
+    int offered = 0;
+    for (int i = 0; i < 10; ++i) {
+      const TokenTree tree = build(builder, drafter, 4, nullptr, hidden_ms * 1e-3);
+      int32_t leaf = TokenTree::kRoot;
+      const NodeDistribution* dist = nullptr;
+      if (builder.provisional_anchor(&leaf, &dist)) ++offered;
+      CycleStats st = verified(tree, tree.size() - 1, 1);
+      st.draft_seconds = 1e-3;  // four draft passes of 0.25 ms
+      st.verify_seconds = 2e-3;
+      builder.observe(tree, st);
+    }
+    return offered;
+  };
+  EXPECT_EQ(offers_after_cycles(/*hidden_ms=*/5.0), 0) << "the drafting was hidden behind the read-ahead";
+  // The first cycle of a prompt drafts the prompt and is not counted; from the third on
+  // the drafting is known to be exposed.
+  EXPECT_GE(offers_after_cycles(/*hidden_ms=*/0), 8);
 }
 
 #if defined(__linux__)
