@@ -40,6 +40,29 @@ void Swiglu(float* gate, const float* up, int64_t n) {
   std::copy(g, g + (n - i), gate + i);
 }
 
+float ExpSumShifted(const float* x, int64_t n, float shift) {
+  const hn::ScalableTag<float> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto vshift = hn::Set(d, shift);
+  // -inf - shift is -inf, outside Exp's valid range; clamped to -FLT_MAX its exp is 0.
+  const auto lowest = hn::Set(d, -std::numeric_limits<float>::max());
+  const auto term = [&](auto v) { return hn::Exp(d, hn::Max(hn::Sub(v, vshift), lowest)); };
+  auto sum0 = hn::Zero(d), sum1 = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    sum0 = hn::Add(sum0, term(hn::LoadU(d, x + i)));
+    sum1 = hn::Add(sum1, term(hn::LoadU(d, x + i + lanes)));
+  }
+  for (; i + lanes <= n; i += lanes) sum0 = hn::Add(sum0, term(hn::LoadU(d, x + i)));
+  if (i < n) {
+    const auto valid = hn::FirstN(d, static_cast<size_t>(n - i));
+    HWY_ALIGN float tail[hn::MaxLanes(d)];
+    for (int64_t k = 0; k < lanes; ++k) tail[k] = i + k < n ? x[i + k] : shift;
+    sum1 = hn::Add(sum1, hn::IfThenElseZero(valid, term(hn::Load(d, tail))));
+  }
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(sum0, sum1)));
+}
+
 }  // namespace sf::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -47,6 +70,17 @@ HWY_AFTER_NAMESPACE();
 namespace sf {
 
 HWY_EXPORT(Swiglu);
+HWY_EXPORT(ExpSumShifted);
+
+float exp_sum_shifted(const float* x, int64_t n, float shift) {
+  return HWY_DYNAMIC_DISPATCH(ExpSumShifted)(x, n, shift);
+}
+
+double exp_sum_shifted_ref(const float* x, int64_t n, float shift) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(x[i]) - shift);
+  return sum;
+}
 
 void swiglu_inplace(float* gate, const float* up, int64_t n) { HWY_DYNAMIC_DISPATCH(Swiglu)(gate, up, n); }
 

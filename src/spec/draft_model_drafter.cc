@@ -5,6 +5,7 @@
 
 #include "base/check.h"
 #include "base/timer.h"
+#include "ops/activation.h"
 
 namespace sf {
 
@@ -28,8 +29,7 @@ std::vector<TokenProb> greedy_top_tokens(const float* logits, int n_vocab, int k
     if (static_cast<int>(top.size()) > k) top.pop_back();
   }
   const float max = logits[top[0]];
-  double sum = 0;
-  for (int i = 0; i < n_vocab; ++i) sum += std::exp(logits[i] - max);
+  const double sum = exp_sum_shifted(logits, n_vocab, max);
   std::vector<TokenProb> probs;
   probs.reserve(top.size());
   for (int32_t id : top) probs.push_back({id, static_cast<float>(std::exp(logits[id] - max) / sum)});

@@ -2,7 +2,9 @@
 // decoding relies on: a row's result never depends on the other rows of its batch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -260,6 +262,29 @@ TEST(Swiglu, CloseToTheScalarOracleAndTheSameFloatsWhateverTheSplit) {
       EXPECT_EQ(split, whole) << "n " << n << " cut at " << cut;
     }
   }
+}
+
+// The vectorised softmax normaliser against a double sum of std::exp: sizes around the
+// vector width up to a 128K vocabulary, logits spread far below the shift (terms that
+// underflow to 0) and -inf entries (which add nothing).
+TEST(ExpSumShifted, CloseToTheDoubleSumOfStdExp) {
+  for (int64_t n : {1, 3, 15, 16, 17, 33, 512, 1000, 32000, 128256}) {
+    auto x = random_floats(static_cast<size_t>(n), 7 + static_cast<uint32_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[i] *= (i % 7 == 0) ? 150.0f : 8.0f;
+    if (n > 3) x[2] = -std::numeric_limits<float>::infinity();
+    float max = x[0];
+    for (float v : x) max = std::max(max, v);
+    const double want = exp_sum_shifted_ref(x.data(), n, max);
+    ASSERT_GE(want, 1.0);  // the maximum's own term
+    EXPECT_NEAR(exp_sum_shifted(x.data(), n, max), want, 2e-6 * want) << "n " << n;
+  }
+  // Terms of similar size (every logit within 2 of the shift): the f32 lanes' rounding is
+  // what shows here, over a 128K vocabulary.
+  auto flat = random_floats(128256, 99);
+  const double flat_want = exp_sum_shifted_ref(flat.data(), 128256, 1.0f);
+  EXPECT_NEAR(exp_sum_shifted(flat.data(), 128256, 1.0f), flat_want, 2e-6 * flat_want);
+  const float all_masked[3] = {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), 0};
+  EXPECT_EQ(exp_sum_shifted(all_masked, 3, 0.0f), 1.0f) << "only the finite entry counts";
 }
 
 TEST(Softmax, SumsToOneAndZeroesMaskedEntries) {
