@@ -14,7 +14,7 @@
 // (EdgeLlmConfig::calibrated_pacer, default on): the pacer's C_i is the calibrated chance
 // that the target accepts the branch (LEVER's calibration of each draft probability,
 // learned online) rather than the raw product of draft probabilities; on stories260K at 0%
-// its trees accept 4.0-4.6 tokens per pass against 3.75-3.9 for the raw ones (15 paired
+// its trees accept 4.0-4.6 tokens per pass against 3.75-3.95 for the raw ones (15 paired
 // repetitions, docs/edgellm.md), because the distilled draft is under-confident about its
 // top token. T_c and alpha stay on the raw probabilities, as in the paper.
 //
@@ -48,9 +48,9 @@
 // lending is tried only where recent cycles' drafting ran past that pending read-ahead
 // (EdgeLlmConfig::lend_only_exposed); where it does, lending and not lending are arms of a
 // regret-budgeted selector over blocks of cycles (provisional_switch.h). Lending is not
-// free on two cores: waking the target's threads on a core the worker holds cost a lent
-// cycle 7-20% on the real disk, and the selector, unable to tell a 10% loss from noise in
-// a few hundred cycles, still lent in a third of them.
+// free on two cores: waking the target's threads on a core the worker holds made a lent
+// cycle 6-23% longer on the real disk (four traced runs), and the selector, unable to tell
+// such a loss from noise in a few hundred cycles, still lent in 38-78% of them.
 //
 // Children are always the drafter's top tokens (deterministic), so verification is
 // lossless under sampling too (each child is a one-hot draft; verifier.h).
@@ -81,7 +81,8 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   static constexpr int kTypicalRows = 8;
   // EdgeLlmConfig::lend_only_exposed: the share of a cycle that its drafting must run past
   // the pending read-ahead (on average over recent cycles) before lending is tried. On the
-  // real disk stories260K's drafting runs 0.8% past it and a lent cycle cost 7-20% more.
+  // real disk stories260K's drafting runs 0.8% of a cycle past it (0% and 50% budgets) and
+  // a lent cycle took 6-23% longer.
   static constexpr double kExposedDraftShare = 0.05;
 
   EdgeLlmTreeBuilder(const EdgeLlmConfig& config, int max_nodes, int max_depth, const char* name);
