@@ -4,14 +4,11 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "ops/argmax.h"
+
 namespace sf {
 
-int32_t argmax(const float* logits, int n_vocab) {
-  int32_t best = 0;
-  for (int32_t i = 1; i < n_vocab; ++i)
-    if (logits[i] > logits[best]) best = i;
-  return best;
-}
+int32_t argmax(const float* logits, int n_vocab) { return argmax_f32(logits, n_vocab); }
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
 

@@ -10,6 +10,7 @@
 
 #include "base/fp16.h"
 #include "ops/activation.h"
+#include "ops/argmax.h"
 #include "ops/attention.h"
 #include "ops/matmul.h"
 #include "ops/norm.h"
@@ -285,6 +286,36 @@ TEST(ExpSumShifted, CloseToTheDoubleSumOfStdExp) {
   EXPECT_NEAR(exp_sum_shifted(flat.data(), 128256, 1.0f), flat_want, 2e-6 * flat_want);
   const float all_masked[3] = {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), 0};
   EXPECT_EQ(exp_sum_shifted(all_masked, 3, 0.0f), 1.0f) << "only the finite entry counts";
+}
+
+// The vectorised argmax gives the scalar loop's index: first maximum on ties, sizes around
+// the vector width up to a 128K vocabulary, the maximum in the tail, -inf and NaN entries.
+TEST(ArgmaxF32, TheScalarLoopsIndexOnTiesInfinitiesAndNaN) {
+  for (int64_t n : {1, 2, 3, 15, 16, 17, 31, 33, 512, 1000, 32000, 128256}) {
+    auto x = random_floats(static_cast<size_t>(n), 11 + static_cast<uint32_t>(n));
+    EXPECT_EQ(argmax_f32(x.data(), n), argmax_f32_ref(x.data(), n)) << "n " << n;
+    x[n - 1] = 100.0f;  // the maximum in the scalar tail
+    EXPECT_EQ(argmax_f32(x.data(), n), n - 1) << "n " << n;
+    if (n < 4) continue;
+    x[n / 3] = 100.0f;  // a tie: the first one
+    EXPECT_EQ(argmax_f32(x.data(), n), n / 3) << "n " << n;
+    x[1] = std::numeric_limits<float>::quiet_NaN();  // NaN is never chosen ...
+    x[n / 2] = std::numeric_limits<float>::quiet_NaN();
+    EXPECT_EQ(argmax_f32(x.data(), n), argmax_f32_ref(x.data(), n)) << "n " << n;
+    EXPECT_EQ(argmax_f32(x.data(), n), n / 3) << "n " << n;
+  }
+  // A NaN after a lane's running maximum must not drop it (x86's max returns its second
+  // operand when one is NaN): 16-lane vectors alternate between two accumulators, so
+  // elements 3, 35 and 67 share one lane of one accumulator.
+  std::vector<float> lane(96, 0.0f);
+  lane[3] = 50.0f;
+  lane[35] = std::numeric_limits<float>::quiet_NaN();
+  lane[67] = 1.0f;
+  EXPECT_EQ(argmax_f32(lane.data(), 96), 3);
+  const float nan_first[3] = {std::numeric_limits<float>::quiet_NaN(), 1.0f, 2.0f};
+  EXPECT_EQ(argmax_f32(nan_first, 3), argmax_f32_ref(nan_first, 3)) << "... except as the first entry";
+  const float all_low[4] = {-INFINITY, -INFINITY, std::numeric_limits<float>::quiet_NaN(), -INFINITY};
+  EXPECT_EQ(argmax_f32(all_low, 4), 0);
 }
 
 TEST(Softmax, SumsToOneAndZeroesMaskedEntries) {
