@@ -150,6 +150,27 @@ int ArmSelector::choose(const std::vector<double>& entry_seconds) {
 void ArmSelector::observe(int arm, double tokens, double seconds, double own_seconds) {
   SF_CHECK(arm >= 0 && arm < n_arms());
   seconds = std::max(seconds, 1e-9);
+  const int top = best();
+  if (top >= 0 && top != arm && rate(top) > 0) {
+    const double regret = seconds - tokens / rate(top);  // negative: the cycle beat the best
+    regret_seconds_ += regret;
+    if (far_behind(arm, top)) far_regret_seconds_ += regret;
+  }
+  total_seconds_ += seconds;
+  add_evidence(arm, tokens, seconds, own_seconds);
+  Arm& a = arms_[static_cast<size_t>(arm)];
+  ++a.cycles;
+  a.last_cycle = cycle_++;
+}
+
+void ArmSelector::observe_inferred(int arm, double tokens, double seconds, double own_seconds) {
+  SF_CHECK(arm >= 0 && arm < n_arms());
+  add_evidence(arm, tokens, std::max(seconds, 1e-9), own_seconds);
+  // Measured as of the last cycle run.
+  arms_[static_cast<size_t>(arm)].last_cycle = std::max<int64_t>(0, cycle_ - 1);
+}
+
+void ArmSelector::add_evidence(int arm, double tokens, double seconds, double own_seconds) {
   own_seconds = std::clamp(own_seconds, 0.0, seconds);
   Arm& a = arms_[static_cast<size_t>(arm)];
   const ArmEvidence& recent = a.recent;
@@ -163,17 +184,8 @@ void ArmSelector::observe(int arm, double tokens, double seconds, double own_sec
   double counted = seconds;
   if (recent.weight >= 1 && options_.outlier_factor > 0)
     counted = own_seconds + std::min(seconds - own_seconds, options_.outlier_factor * recent.seconds / recent.weight);
-  const int top = best();
-  if (top >= 0 && top != arm && rate(top) > 0) {
-    const double regret = seconds - tokens / rate(top);  // negative: the cycle beat the best
-    regret_seconds_ += regret;
-    if (far_behind(arm, top)) far_regret_seconds_ += regret;
-  }
-  total_seconds_ += seconds;
   a.recent.add(options_.decay, tokens, counted);
   a.lasting.add(options_.lasting_decay, tokens, counted);
-  ++a.cycles;
-  a.last_cycle = cycle_++;
 }
 
 void ArmSelector::start_from(int arm, const ArmEvidence& lasting) {

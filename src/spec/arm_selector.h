@@ -109,6 +109,12 @@ class ArmSelector {
   // a draft model catching up after a run of plain decoding) is a real cost of that arm,
   // not noise, while the stalls that make cycle times heavy-tailed are in the rest.
   void observe(int arm, double tokens, double seconds, double own_seconds = 0);
+  // What a cycle of `arm` would have done, inferred from another arm's cycle (a chain of 4
+  // from a chain of 8's: the tokens it would have accepted are known exactly, its time is
+  // the longer chain's less the draft steps and verification rows it would not have run).
+  // Counts as evidence of the arm's rate, recent and lasting, and as a fresh measurement
+  // (no stale re-measure is due), but not as a cycle run: no time, no regret, no count.
+  void observe_inferred(int arm, double tokens, double seconds, double own_seconds = 0);
 
   int n_arms() const { return static_cast<int>(arms_.size()); }
   // The arm with the highest measured rate (-1 before any observation).
@@ -150,6 +156,9 @@ class ArmSelector {
   bool far_behind(int arm, int top) const;
   // Whether `arm` is measured over fewer than thin_cycles cycles.
   bool thinly_measured(int arm) const;
+  // Adds a cycle to the arm's evidence, a cycle far slower than its typical one capped as
+  // noise (see observe()).
+  void add_evidence(int arm, double tokens, double seconds, double own_seconds);
 
   ArmSelectorOptions options_;
   std::vector<Arm> arms_;

@@ -85,8 +85,8 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
   // A chain of k draft tokens emits at most k + 1 tokens per cycle. (StaticTreeBuilder keeps
   // the name's pointer: string literals.)
   const auto chain = [&arms](int k, const char* name) {
-    arms.push_back(
-        {name, std::make_unique<StaticTreeBuilder>(std::vector<int>(k, 1), name), false, ArmSource::kModel, k + 1.0});
+    arms.push_back({name, std::make_unique<StaticTreeBuilder>(std::vector<int>(k, 1), name), false, ArmSource::kModel,
+                    k + 1.0, k});
   };
   chain(4, "chain:4");
   chain(2, "chain:2");
@@ -253,6 +253,32 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   // The drafting is the arm's own work (LEVER's periodic probe trees, the draft model
   // catching up after plain decoding): never capped as an outlier.
   selector_.observe(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds, stats.draft_seconds);
+  observe_shorter_chains(tree, stats);
+}
+
+void AutoTreeBuilder::observe_shorter_chains(const TokenTree& tree, const CycleStats& stats) {
+  const AutoArm& chosen = arms_[static_cast<size_t>(current_)];
+  const int k_run = chosen.chain_length;
+  // A full chain only: one trimmed at the context's end says nothing of its missing nodes.
+  if (k_run < 2 || tree.size() != k_run || tree.max_depth() != k_run || stats.rows_pruned > 0) return;
+  const LatencyProfile* profile = latency_profile();
+  if (!profile || !profile->has_verify_data()) return;
+  // One draft step of the chain; its first step also feeds the draft the last cycle's
+  // tokens, which every chain pays, so a shorter chain's draft is never put below its share.
+  const double step = profile->draft_pass_seconds() + profile->draft_row_seconds();
+  for (size_t a = 0; a < arms_.size(); ++a) {
+    const AutoArm& arm = arms_[a];
+    const int k = arm.chain_length;
+    if (static_cast<int>(a) == current_ || k < 1 || k >= k_run || arm.source != chosen.source) continue;
+    const double share = static_cast<double>(k) / k_run;
+    const double draft = std::max(share * stats.draft_seconds, stats.draft_seconds - (k_run - k) * step);
+    // The rows it would not have verified, at the profile's cost of a row there (a slope
+    // fitted over the measured row counts: at a streamed budget the difference of two
+    // cells, each a mean of I/O-bound passes, was mostly noise and often zero).
+    const double rows_saved = (k_run - k) * profile->marginal_seconds((k + k_run) / 2 + 1, stats.context);
+    const double verify = std::max(share * stats.verify_seconds, stats.verify_seconds - rows_saved);
+    selector_.observe_inferred(static_cast<int>(a), std::min(stats.accepted, k) + 1.0, draft + verify, draft);
+  }
 }
 
 std::vector<int64_t> AutoTreeBuilder::arm_cycles() const {

@@ -35,6 +35,14 @@
 // so at a budget where plain decoding wins it does not keep paying for catch-ups to
 // re-measure arms that lose (arm_selector.h).
 //
+// The chains are prefixes of one another: a cycle of chain:8 shows how many tokens chain:4
+// and chain:2 would have accepted (the target checks a chain's nodes in order, so a shorter
+// chain accepts min(accepted, k); greedy exactly, sampled in distribution), and their time
+// is chain:8's less the draft steps and verification rows they would not have run (the
+// latency profile's estimate of the rows' cost). The selector takes those as inferred
+// cycles of the shorter chains (ArmSelector::observe_inferred), so they stay measured
+// without cycles of their own: on stories260K at a 50% budget, exploring chain:2 beside
+// the chain auto settled on took ~50 of ~1,100 cycles over four repetitions.
 // Each arm learns its own statistics and pacing from its own cycles only. What a cycle says
 // about the machine and the model pair is shared: every cycle refines every arm's
 // verification latency profile (a pass over n rows costs the same whoever built the tree)
@@ -73,6 +81,9 @@ struct AutoArm {
   // The most tokens one of its cycles can emit: its deepest tree + 1 (plain decoding, which
   // does not draft: 1). See ArmSelector::set_max_tokens_per_cycle.
   double max_tokens = std::numeric_limits<double>::infinity();
+  // A chain of this many draft tokens (0: not a chain). A chain's cycle also tells what
+  // every shorter chain from the same source would have done (observe_shorter_chains).
+  int chain_length = 0;
 };
 
 // The arms for a config (method kAuto): drafting with a draft model and by retrieval when
@@ -134,6 +145,9 @@ class AutoTreeBuilder : public TreeBuilder {
   ArmSource source_of(const LatencyProfile* profile) const;
   // Learns the catch-up's cost per token from what a build just ran.
   void observe_catch_up(uint64_t tokens, double seconds);
+  // After a full chain of K nodes by the chosen arm: what each shorter chain arm of the same
+  // source would have done, told to the selector as an inferred cycle.
+  void observe_shorter_chains(const TokenTree& tree, const CycleStats& stats);
 
   std::vector<AutoArm> arms_;
   ArmSelector selector_;

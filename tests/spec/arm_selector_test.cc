@@ -350,6 +350,27 @@ TEST(ArmSelector, AnArmWithoutEarlierEvidenceIsStillTried) {
   EXPECT_GT(runs[1], 180);
 }
 
+// An inferred cycle (a shorter chain's, from a longer chain's cycle) measures the arm:
+// it is neither tried as new nor re-measured as thin, and it costs no time, no regret and
+// no cycle of its own.
+TEST(ArmSelector, AnInferredCycleMeasuresAnArmWithoutRunningIt) {
+  ArmSelector tried(2), inferred(2);
+  for (ArmSelector* sel : {&tried, &inferred}) sel->observe(0, 4, 1.0);
+  inferred.observe_inferred(1, 1, 1.0);
+  EXPECT_EQ(tried.choose(), 1) << "without evidence, arm 1 is tried as new";
+  EXPECT_EQ(inferred.choose(), 0) << "its inferred rate (1 token/s against 4) is far from worth a cycle";
+  EXPECT_DOUBLE_EQ(inferred.rate(1), 1.0);
+  EXPECT_EQ(inferred.cycles(1), 0);
+  EXPECT_DOUBLE_EQ(inferred.total_seconds(), 1.0);
+  EXPECT_DOUBLE_EQ(inferred.regret_seconds(), 0.0);
+  // A better inferred rate makes it the best arm, which then runs.
+  for (int i = 0; i < 3; ++i) inferred.observe_inferred(1, 12, 1.0);
+  EXPECT_EQ(inferred.best(), 1);
+  EXPECT_EQ(inferred.choose(), 1);
+  // What is carried to a later session includes it.
+  EXPECT_GT(inferred.lasting_evidence(1).weight, 3.9);
+}
+
 }  // namespace
 }  // namespace sf
 

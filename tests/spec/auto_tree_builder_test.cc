@@ -13,6 +13,7 @@
 
 #include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
+#include "spec/latency_profile.h"
 #include "spec/static_tree_builder.h"
 
 namespace sf {
@@ -137,6 +138,67 @@ TEST(AcceptanceCalibration, ANewTextRestartsTheReliabilityAndKeepsTheBuckets) {
   c.begin_text();
   EXPECT_EQ(c.reliability(), prior);
   EXPECT_NEAR(c.calibrate(0.45, 0.5), prior * bucket_of_045, 1e-12) << "the bucket kept what it learnt";
+}
+
+// A chain of 8 is chains of 4 and 2 with more nodes: its cycle tells the selector what
+// theirs would have been (tokens exactly, time less the draft steps and the rows, by the
+// latency profile), so they stay measured without running. Nothing is inferred for a longer
+// chain, from a chain cut short, or for another source's arm.
+TEST(AutoTreeBuilder, AChainsCycleMeasuresTheShorterChains) {
+  std::vector<AutoArm> arms;
+  const auto chain = [&arms](int k, const char* name, ArmSource source = ArmSource::kModel) {
+    arms.push_back(
+        {name, std::make_unique<StaticTreeBuilder>(std::vector<int>(k, 1), name), false, source, k + 1.0, k});
+  };
+  chain(8, "chain:8");
+  chain(4, "chain:4");
+  chain(2, "chain:2");
+  chain(12, "chain:12");
+  chain(2, "retrieval:2", ArmSource::kRetrieval);
+  arms.push_back({"lever", std::make_unique<FrontierTreeBuilder>(FrontierBuilderOptions{}, "lever")});
+  AutoTreeBuilder autob(std::move(arms));
+  // The profile (LEVER's, the one the session seeds): a pass costs 0.6 ms + 0.05 ms a row.
+  LatencyProfile* profile = autob.latency_profile();
+  ASSERT_NE(profile, nullptr);
+  for (int rows = 1; rows <= 13; ++rows) profile->observe_verify(rows, 10, 0.6e-3 + 0.05e-3 * rows);
+  profile->observe_draft(1, 0.05e-3);  // a draft step: 0.05 ms a pass + 0.05 ms a row
+  ASSERT_EQ(autob.current_arm(), 0) << "before any build, chain:8 (the first arm) is the current one";
+
+  TokenTree tree;
+  for (int d = 0; d < 8; ++d) tree.add(10 + d, d - 1, 0.9f);  // node d below node d - 1
+  ASSERT_EQ(tree.max_depth(), 8);
+  CycleStats stats;
+  stats.context = 10;
+  stats.tree_nodes = 8;
+  stats.accepted = 3;
+  stats.draft_seconds = 1.0e-3;  // 8 steps and 0.2 ms of catch-up that every chain pays
+  stats.verify_seconds = 0.6e-3 + 0.05e-3 * 9;
+  autob.observe(tree, stats);
+  const ArmSelector& sel = autob.selector();
+  EXPECT_EQ(sel.cycles(0), 1);
+  EXPECT_DOUBLE_EQ(sel.tokens_per_cycle(1), 4.0) << "chain:4 would have accepted the same 3, then its bonus";
+  EXPECT_DOUBLE_EQ(sel.tokens_per_cycle(2), 3.0) << "chain:2 only 2 of them";
+  EXPECT_EQ(sel.cycles(1), 0);
+  EXPECT_EQ(sel.cycles(2), 0);
+  // Their time: 4 (6) fewer draft steps of 0.1 ms, and rows.
+  EXPECT_NEAR(4.0 / sel.rate(1), 0.6e-3 + 0.6e-3 + 0.05e-3 * 5, 1e-9);
+  EXPECT_NEAR(3.0 / sel.rate(2), 0.4e-3 + 0.6e-3 + 0.05e-3 * 3, 1e-9);
+  EXPECT_EQ(sel.rate(3), 0.0) << "nothing for a longer chain";
+  EXPECT_EQ(sel.rate(4), 0.0) << "nor for a chain from another source";
+
+  // Every draft token accepted: the shorter chains accept theirs too.
+  stats.accepted = 8;
+  autob.observe(tree, stats);
+  EXPECT_NEAR(sel.tokens_per_cycle(1), (4.0 * 0.95 + 5.0) / 1.95, 1e-9);
+
+  // A chain cut short (the context's end): nothing inferred.
+  const double rate_before = sel.rate(1);
+  TokenTree cut;
+  for (int d = 0; d < 5; ++d) cut.add(10 + d, d - 1, 0.9f);
+  stats.tree_nodes = 5;
+  stats.accepted = 0;
+  autob.observe(cut, stats);
+  EXPECT_EQ(sel.rate(1), rate_before);
 }
 
 // The selector is told how many tokens each arm's cycle can emit, so that an arm that cannot
