@@ -112,7 +112,13 @@ TEST_P(AutoGreedy, EqualsPlainDecodingAndTriesEveryPolicy) {
   EXPECT_GT(accepted, 0u) << "and accepted";
   if (c.drafting_pays) {
     EXPECT_LT(policy_cycles["plain"], static_cast<int>(cycles / 4)) << "drafting pays here: auto mostly drafts";
-    EXPECT_EQ(policy_cycles.size(), expected.size()) << "every arm is tried when exploration is cheap";
+    // A chain shorter than one that ran is measured from that chain's cycles (inferred
+    // cycles, AutoTreeBuilder::observe_shorter_chains) and needs no trial of its own.
+    std::set<std::string> measured;
+    for (const auto& [name, n] : policy_cycles) measured.insert(name);
+    if (measured.count("chain:8")) measured.insert("chain:4");
+    if (measured.count("chain:4")) measured.insert("chain:2");
+    EXPECT_EQ(measured, expected) << "every arm is tried or measured when exploration is cheap";
     EXPECT_GT(static_cast<double>(accepted + cycles) / static_cast<double>(cycles), 2.0)
         << "more than two tokens per target pass";
   }
