@@ -263,8 +263,9 @@ void AutoTreeBuilder::observe_shorter_chains(const TokenTree& tree, const CycleS
   if (k_run < 2 || tree.size() != k_run || tree.max_depth() != k_run || stats.rows_pruned > 0) return;
   const LatencyProfile* profile = latency_profile();
   if (!profile || !profile->has_verify_data()) return;
-  // One draft step of the chain; its first step also feeds the draft the last cycle's
-  // tokens, which every chain pays, so a shorter chain's draft is never put below its share.
+  // One draft step. A shorter chain saves its last k_run - k steps; the first one, which
+  // also feeds the draft the last cycle's tokens, every chain pays. Should the profile's step
+  // be too dear, the estimate is never below the chain's proportional share of the drafting.
   const double step = profile->draft_pass_seconds() + profile->draft_row_seconds();
   for (size_t a = 0; a < arms_.size(); ++a) {
     const AutoArm& arm = arms_[a];
