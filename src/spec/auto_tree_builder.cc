@@ -145,10 +145,20 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
   current_ = selector_.choose(entry_seconds(drafter));
   built_by_ = current_;
   auto* hybrid = dynamic_cast<HybridDrafter*>(&drafter);
-  if (hybrid && arms_[static_cast<size_t>(current_)].source != ArmSource::kRetrieval) {
+  // A first trial (an arm with no rate yet) is deferred by the look at most
+  // kMaxTrialDeferrals cycles in a row. At a session's start the best rate is plain
+  // decoding's, which nearly every retrieval tree beats: EMULATED 25 MB/s at 0%, the look
+  // put LEVER's first trial off for 30 cycles of ~2.5 tokens (LEVER's cycles emit ~6).
+  const bool trial = selector_.rate(current_) <= 0;
+  if (hybrid && arms_[static_cast<size_t>(current_)].source != ArmSource::kRetrieval &&
+      !(trial && trial_deferrals_ >= kMaxTrialDeferrals)) {
     SF_ASSIGN_OR_RETURN(const bool taken, look_at_retrieval(*hybrid, ctx, tree));
-    if (taken) return Status::Ok();
+    if (taken) {
+      trial_deferrals_ = trial ? trial_deferrals_ + 1 : 0;
+      return Status::Ok();
+    }
   }
+  trial_deferrals_ = 0;
   const AutoArm& arm = arms_[static_cast<size_t>(current_)];
   const DraftCounters before = drafter.draft_counters();
   const Status status = build_from_source(*arm.builder, arm.source, drafter, hybrid, ctx, tree);
@@ -172,18 +182,24 @@ Status AutoTreeBuilder::build_from_source(TreeBuilder& builder, ArmSource source
 }
 
 Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree) {
-  // The rate the retrieval tree must beat: the chosen arm's; for an arm on its first trial
-  // (no rate yet), the best arm's, which the trial hopes to beat. A first trial that a good
-  // retrieval tree defers is made on a later cycle, where the context offers less: on the
-  // synthetic 3B at 0%, four model arms' first trials (one token each) fell on the cycles
-  // where the prompt had started to repeat itself, and CoordGen's trees emitted 2-4 there.
-  const int reference = selector_.rate(current_) > 0 ? current_ : selector_.best();
-  if (!retrieval_builder_ || reference < 0) return false;
-  const double rate = selector_.rate(reference);
+  // The rate the retrieval tree must beat: the best arm's, also when the chosen arm is being
+  // explored. Measured against the explored arm's rate, the look took a retrieval tree on
+  // most cycles that re-measured plain decoding or a short chain, and each such tree only
+  // put the exploring off to the next cycle (EMULATED 25 MB/s at 0%, a warm-up and three
+  // repetitions: 80 takes in 643 cycles, 2.9 tokens a cycle at 78 tokens/s against the
+  // arms' 5.7 at 153; 43 takes against the best arm's rate, 31 of them one first trial's). For an arm on its first
+  // trial too (no rate yet): a first trial that a good retrieval tree defers is made on a
+  // later cycle, where the context offers less: on the synthetic 3B at 0%, four model
+  // arms' first trials (one token each) fell on the cycles where the prompt had started to
+  // repeat itself, and CoordGen's trees emitted 2-4 there.
+  const int top = selector_.best();
+  if (!retrieval_builder_ || top < 0) return false;
+  const double rate = selector_.rate(top);
   // Looking costs the retrieval drafter's catch-up and a few automaton walks: worth it only
   // where that is a small share of the cycle it may replace (not at a 100% budget on a
   // small model, where a plain token costs ~25 us); re-measured now and then.
-  const double cycle_seconds = selector_.tokens_per_cycle(reference) / rate;
+  const int replaced = selector_.rate(current_) > 0 ? current_ : top;
+  const double cycle_seconds = selector_.tokens_per_cycle(replaced) / selector_.rate(replaced);
   ++cycles_since_look_;
   if (look_seconds_ > kLookShare * cycle_seconds && cycles_since_look_ < kLookAgainEvery) return false;
   cycles_since_look_ = 0;

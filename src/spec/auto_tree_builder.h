@@ -17,8 +17,9 @@
 // (a prompt that repeats itself, or none), which a rate over past cycles cannot see. So
 // beside a draft model, each cycle whose chosen arm drafts otherwise first builds the
 // retrieval arm's gain/cost tree, and takes that tree instead when the tree's own expected
-// tokens per second (its calibrated gain over the profile's cost) beats the chosen arm's
-// measured rate (for an arm's first trial, the best arm's); else it drops it. Each prompt
+// tokens per second (its calibrated gain over the profile's cost) beats the best arm's
+// measured rate, also while the selector explores a slower arm; else it drops it. It puts an
+// arm's first trial off at most kMaxTrialDeferrals cycles in a row. Each prompt
 // starts the retrieval calibration's reliability afresh (begin_generation). A cycle whose
 // retrieval tree was taken counts in no arm's rate (the arms are measured on their own
 // trees); the retrieval builder's calibration, which decides the next take, learns from
@@ -162,6 +163,8 @@ class AutoTreeBuilder : public TreeBuilder {
   static constexpr int kLookAgainEvery = 64;  // re-measures a look too dear to make every cycle
   double look_seconds_ = 0;
   int cycles_since_look_ = 0;
+  static constexpr int kMaxTrialDeferrals = 3;  // see build()
+  int trial_deferrals_ = 0;                     // the look's takes in place of a first trial, in a row
   double catch_up_per_token_ = 0;
 };
 

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "sampling/sampler.h"
@@ -376,6 +377,96 @@ TEST_F(HybridSources, AutoDefersAnArmsFirstTrialWhereTheContextOffersMore) {
     autob.observe(tree, stats);
     EXPECT_EQ(autob.selector().cycles(1), deferred ? 0 : 1) << "a deferred trial is not counted as made";
   }
+}
+
+// While the selector explores an arm slower than the best, the retrieval tree must still
+// beat the best arm's rate: measured against the explored arm's, the look took a retrieval
+// tree on most cycles that re-measured plain decoding or a short chain, each at half the
+// best arm's rate, and each only put the exploring off (EMULATED 25 MB/s, 0%: 80 of 643
+// cycles). A tree that beats the best is still taken.
+TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheBestArmWhileExploring) {
+  for (const double best_tokens_per_cycle : {4.0, 12.0}) {
+    SCOPED_TRACE(best_tokens_per_cycle);
+    auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
+    auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.95f);
+    HybridDrafter h(std::move(model_owned), std::move(retrieval_owned));
+    h.set_sources(true, false);
+    std::vector<AutoArm> arms;
+    arms.push_back({"chain:4", std::make_unique<StaticTreeBuilder>(std::vector<int>{1, 1, 1, 1}, "chain:4"), false,
+                    ArmSource::kModel, 20});
+    FrontierBuilderOptions raw;
+    raw.renormalise_candidates = false;
+    raw.max_nodes = 8;
+    arms.push_back(
+        {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13});
+    arms.push_back(
+        {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 20});
+    AutoTreeBuilder autob(std::move(arms));
+    every_pass_costs_10ms(autob);
+    // The retrieval arm measured slow; chain:1 thinly (2 cycles of 2 tokens in 10 ms), so
+    // the selector re-measures it next.
+    ArmEvidence retrieval_alone, thin;
+    for (int i = 0; i < 40; ++i) retrieval_alone.add(0.995, 1.0, 0.012);
+    for (int i = 0; i < 2; ++i) thin.add(0.995, 2.0, 0.01);
+    AutoProfile profile;
+    profile.arms = {{"coordgen", retrieval_alone}, {"chain:1", thin}};
+    autob.start_from(profile);
+    // chain:4, the best: 40 cycles of `best_tokens_per_cycle` tokens in 10 ms each.
+    TokenTree empty;
+    CycleStats best_cycle;
+    best_cycle.accepted = static_cast<int>(best_tokens_per_cycle) - 1;
+    best_cycle.verify_seconds = 0.01;
+    for (int i = 0; i < 40; ++i) autob.observe(empty, best_cycle);
+    ASSERT_EQ(autob.selector().best(), 0);
+    TokenTree tree;
+    ASSERT_NO_FATAL_FAILURE(build_first_cycle(autob, h, &tree));
+    ASSERT_EQ(autob.current_arm(), 2) << "the selector re-measures the thinly measured chain:1";
+    ASSERT_GT(tree.size(), 0);
+    // The sure retrieval tree of 8 nodes expects ~5 tokens per 10 ms pass: more than the
+    // explored arm's 2, less than 12.
+    const bool taken = best_tokens_per_cycle < 5;
+    EXPECT_STREQ(autob.policy(), taken ? "coordgen" : "chain:1");
+    for (int32_t n = 0; n < tree.size(); ++n) EXPECT_EQ(tree.node(n).token, taken ? 9 : 5);
+  }
+}
+
+// At a session's start the best rate is plain decoding's, which nearly every retrieval tree
+// beats: the look puts a first trial off a few cycles in a row, not for good.
+TEST_F(HybridSources, AutoDefersAFirstTrialOnlyAFewCyclesInARow) {
+  auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
+  auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.95f);
+  HybridDrafter h(std::move(model_owned), std::move(retrieval_owned));
+  h.set_sources(true, false);
+  std::vector<AutoArm> arms;
+  arms.push_back({"plain", std::make_unique<StaticTreeBuilder>(std::vector<int>{}, "plain"), false, ArmSource::kNone});
+  FrontierBuilderOptions raw;
+  raw.renormalise_candidates = false;
+  raw.max_nodes = 8;
+  arms.push_back(
+      {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13});
+  arms.push_back(
+      {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 20});
+  AutoTreeBuilder autob(std::move(arms));
+  every_pass_costs_10ms(autob);
+  // Plain decoding and retrieval measured (1 token per 10 ms); the chain never ran.
+  ArmEvidence plain;
+  for (int i = 0; i < 40; ++i) plain.add(0.995, 1.0, 0.01);
+  AutoProfile profile;
+  profile.arms = {{"plain", plain}, {"coordgen", plain}};
+  autob.start_from(profile);
+  std::vector<std::string> built;
+  for (int cycle = 0; cycle < 5; ++cycle) {
+    TokenTree tree;
+    ASSERT_NO_FATAL_FAILURE(build_first_cycle(autob, h, &tree));
+    ASSERT_EQ(autob.current_arm(), 2) << "the chain's first trial, cycle " << cycle;
+    built.push_back(autob.policy());
+    CycleStats stats;
+    stats.tree_nodes = tree.size();
+    stats.verify_seconds = 0.01;
+    if (built.back() == "chain:1") break;  // the trial ran; its cycle would now be observed
+    autob.observe(tree, stats);
+  }
+  EXPECT_EQ(built, (std::vector<std::string>{"coordgen", "coordgen", "coordgen", "chain:1"}));
 }
 
 }  // namespace
