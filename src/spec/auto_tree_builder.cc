@@ -187,11 +187,11 @@ Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const Bui
   // most cycles that re-measured plain decoding or a short chain, and each such tree only
   // put the exploring off to the next cycle (EMULATED 25 MB/s at 0%, a warm-up and three
   // repetitions: 80 takes in 643 cycles, 2.9 tokens a cycle at 78 tokens/s against the
-  // arms' 5.7 at 153; 43 takes against the best arm's rate, 31 of them one first trial's). For an arm on its first
-  // trial too (no rate yet): a first trial that a good retrieval tree defers is made on a
-  // later cycle, where the context offers less: on the synthetic 3B at 0%, four model
-  // arms' first trials (one token each) fell on the cycles where the prompt had started to
-  // repeat itself, and CoordGen's trees emitted 2-4 there.
+  // arms' 5.7 at 153; 43 takes against the best arm's rate, 31 of them one first trial's).
+  // For an arm on its first trial too (no rate yet): a first trial that a good retrieval
+  // tree defers is made on a later cycle, where the context offers less: on the synthetic 3B
+  // at 0%, four model arms' first trials (one token each) fell on the cycles where the
+  // prompt had started to repeat itself, and CoordGen's trees emitted 2-4 there.
   const int top = selector_.best();
   if (!retrieval_builder_ || top < 0) return false;
   const double rate = selector_.rate(top);

@@ -90,6 +90,14 @@ class HybridSources : public ::testing::Test {
     for (int rows = 1; rows <= 16; ++rows)
       for (int i = 0; i < 3; ++i) autob.latency_profile()->observe_verify(rows, 10, 0.01);
   }
+  // The retrieval arm auto's look builds: gain/cost trees of at most 8 nodes over the raw
+  // retrieval probabilities.
+  static AutoArm look_arm() {
+    FrontierBuilderOptions raw;
+    raw.renormalise_candidates = false;
+    raw.max_nodes = 8;
+    return {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13};
+  }
   // auto's first build over `h`, from a fresh reset, at a 10-token context.
   void build_first_cycle(AutoTreeBuilder& autob, HybridDrafter& h, TokenTree* tree) {
     BuildContext ctx;
@@ -300,11 +308,7 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheChosenArm) {
     std::vector<AutoArm> arms;
     arms.push_back(
         {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 2});
-    FrontierBuilderOptions raw;
-    raw.renormalise_candidates = false;
-    raw.max_nodes = 8;
-    arms.push_back(
-        {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13});
+    arms.push_back(look_arm());
     AutoTreeBuilder autob(std::move(arms));
     // Every pass costs 10 ms whatever its rows (I/O-bound); the chain arm emitted
     // `chosen_tokens_per_cycle` per 10 ms cycle, the retrieval arm 1.
@@ -347,11 +351,7 @@ TEST_F(HybridSources, AutoDefersAnArmsFirstTrialWhereTheContextOffersMore) {
     HybridDrafter h(std::move(model_owned), std::move(retrieval_owned));
     h.set_sources(true, false);
     std::vector<AutoArm> arms;
-    FrontierBuilderOptions raw;
-    raw.renormalise_candidates = false;
-    raw.max_nodes = 8;
-    arms.push_back(
-        {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13});
+    arms.push_back(look_arm());
     arms.push_back(
         {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 2});
     AutoTreeBuilder autob(std::move(arms));
@@ -394,11 +394,7 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheBestArmWhileEx
     std::vector<AutoArm> arms;
     arms.push_back({"chain:4", std::make_unique<StaticTreeBuilder>(std::vector<int>{1, 1, 1, 1}, "chain:4"), false,
                     ArmSource::kModel, 20});
-    FrontierBuilderOptions raw;
-    raw.renormalise_candidates = false;
-    raw.max_nodes = 8;
-    arms.push_back(
-        {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13});
+    arms.push_back(look_arm());
     arms.push_back(
         {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 20});
     AutoTreeBuilder autob(std::move(arms));
@@ -439,11 +435,7 @@ TEST_F(HybridSources, AutoDefersAFirstTrialOnlyAFewCyclesInARow) {
   h.set_sources(true, false);
   std::vector<AutoArm> arms;
   arms.push_back({"plain", std::make_unique<StaticTreeBuilder>(std::vector<int>{}, "plain"), false, ArmSource::kNone});
-  FrontierBuilderOptions raw;
-  raw.renormalise_candidates = false;
-  raw.max_nodes = 8;
-  arms.push_back(
-      {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13});
+  arms.push_back(look_arm());
   arms.push_back(
       {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 20});
   AutoTreeBuilder autob(std::move(arms));
