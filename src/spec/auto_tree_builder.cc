@@ -142,6 +142,13 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
         }
     }
   }
+  // Inside a stretch of plain decoding (below): no choice, no look, an empty tree.
+  if (plain_stretch_left_ > 0) {
+    --plain_stretch_left_;
+    built_by_ = current_;
+    tree->clear();
+    return Status::Ok();
+  }
   current_ = selector_.choose(entry_seconds(drafter));
   built_by_ = current_;
   auto* hybrid = dynamic_cast<HybridDrafter*>(&drafter);
@@ -150,15 +157,23 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
   // decoding's, which nearly every retrieval tree beats: EMULATED 25 MB/s at 0%, the look
   // put LEVER's first trial off for 30 cycles of ~2.5 tokens (LEVER's cycles emit ~6).
   const bool trial = selector_.rate(current_) <= 0;
+  bool looked = false;
   if (hybrid && arms_[static_cast<size_t>(current_)].source != ArmSource::kRetrieval &&
       !(trial && trial_deferrals_ >= kMaxTrialDeferrals)) {
-    SF_ASSIGN_OR_RETURN(const bool taken, look_at_retrieval(*hybrid, ctx, tree));
+    SF_ASSIGN_OR_RETURN(const bool taken, look_at_retrieval(*hybrid, ctx, tree, &looked));
     if (taken) {
       trial_deferrals_ = trial ? trial_deferrals_ + 1 : 0;
       return Status::Ok();
     }
   }
   trial_deferrals_ = 0;
+  // Plain decoding chosen as the best arm (not explored), where a look at the context costs
+  // too much of a cycle to make it (a plain pass is cheap: a resident target), runs a
+  // stretch of kPlainStretch cycles without choosing again: on stories260K at a 100% budget
+  // a plain cycle costs ~23 us, and choosing and the checks around it were ~1 us of it.
+  // Exploring is put off by at most kPlainStretch - 1 cycles.
+  if (arms_[static_cast<size_t>(current_)].source == ArmSource::kNone && current_ == selector_.best() && !looked)
+    plain_stretch_left_ = kPlainStretch - 1;
   const AutoArm& arm = arms_[static_cast<size_t>(current_)];
   const DraftCounters before = drafter.draft_counters();
   const Status status = build_from_source(*arm.builder, arm.source, drafter, hybrid, ctx, tree);
@@ -181,7 +196,8 @@ Status AutoTreeBuilder::build_from_source(TreeBuilder& builder, ArmSource source
   return status;
 }
 
-Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree) {
+Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree,
+                                                bool* looked) {
   // The rate the retrieval tree must beat: the best arm's, also when the chosen arm is being
   // explored. Measured against the explored arm's rate, the look took a retrieval tree on
   // most cycles that re-measured plain decoding or a short chain, and each such tree only
@@ -203,6 +219,7 @@ Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const Bui
   ++cycles_since_look_;
   if (look_seconds_ > kLookShare * cycle_seconds && cycles_since_look_ < kLookAgainEvery) return false;
   cycles_since_look_ = 0;
+  *looked = true;
   const Stopwatch timer;
   SF_RETURN_IF_ERROR(build_from_source(*retrieval_builder_, ArmSource::kRetrieval, hybrid, &hybrid, ctx, tree));
   const double seconds = timer.elapsed();
@@ -217,6 +234,7 @@ Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const Bui
 }
 
 void AutoTreeBuilder::begin_generation() {
+  plain_stretch_left_ = 0;  // a new text: choose afresh (it may repeat itself)
   for (AutoArm& arm : arms_)
     if (AcceptanceCalibration* c = arm.builder->acceptance_calibration(); c && arm.source == ArmSource::kRetrieval)
       c->begin_text();

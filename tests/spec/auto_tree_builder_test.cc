@@ -234,5 +234,75 @@ TEST(AutoTreeBuilder, EachArmSaysHowManyTokensItsCycleCanEmit) {
   EXPECT_EQ(max_tokens, (std::map<std::string, double>{{"plain", 1}, {"coordgen:16", 17}, {"coordgen:4", 5}}));
 }
 
+// Below every node: token 1, for sure.
+class OneTokenDrafter : public Drafter {
+ public:
+  const char* name() const override { return "one-token"; }
+  uint64_t resident_bytes() const override { return 0; }
+  void reset(const std::vector<int32_t>&) override {}
+  Status begin_cycle(const std::vector<int32_t>&, const SamplingParams&, const Sampler&) override {
+    return Status::Ok();
+  }
+  Status draft(const TokenTree&, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override {
+    out->assign(nodes.size(), NodeDistribution{});
+    for (NodeDistribution& d : *out) d.probs = {{1, 1.0f}};
+    return Status::Ok();
+  }
+  void commit(const TokenTree&, const std::vector<int32_t>&, int32_t) override {}
+  const DraftCounters& draft_counters() const override { return counters_; }
+
+ private:
+  DraftCounters counters_;
+};
+
+// Plain decoding chosen as the best arm runs in stretches of 16 cycles without choosing
+// again, where a look at the context is not made (here: no retrieval at all). So a stale
+// arm is re-measured at the end of a stretch: after 32 plain cycles, not after the 20 the
+// selector alone waits.
+TEST(AutoTreeBuilder, PlainDecodingAsTheBestArmRunsInStretchesWithoutChoosing) {
+  std::vector<AutoArm> arms;
+  arms.push_back({"plain", std::make_unique<StaticTreeBuilder>(std::vector<int>{}, "plain"), false, ArmSource::kNone});
+  arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false,
+                  ArmSource::kModel, 2.0, 1});
+  ArmSelectorOptions options;
+  options.stale_cycles = 20;
+  options.explore_share = 0.5;  // every re-measure is affordable: only staleness decides
+  options.far_explore_share = 0.5;
+  AutoTreeBuilder autob(std::move(arms), options);
+  OneTokenDrafter drafter;
+  SamplingParams sampling;
+  sampling.temperature = 0;
+  Sampler sampler(sampling);
+  BuildContext ctx;
+  ctx.max_nodes = 64;
+  ctx.sampling = sampling;
+  ctx.draft_sampler = &sampler;
+  std::string policies;  // p: a plain cycle, c: a chain's
+  for (int i = 0; i < 300; ++i) {
+    TokenTree tree;
+    ASSERT_TRUE(autob.build(drafter, ctx, &tree).ok());
+    CycleStats stats;
+    stats.tree_nodes = tree.size();
+    stats.rows_verified = tree.size() + 1;
+    // Plain decoding: 1 token a millisecond; the chain's draft token is never accepted.
+    stats.verify_seconds = tree.empty() ? 1e-3 : 3e-3;
+    stats.visited = {{TokenTree::kRoot, 2}};
+    autob.observe(tree, stats);
+    policies += tree.empty() ? 'p' : 'c';
+    EXPECT_STREQ(autob.policy(), tree.empty() ? "plain" : "chain:1");
+  }
+  // Each arm's first trial, then runs of plain cycles between the chain's re-measures.
+  ASSERT_EQ(policies.substr(0, 2), "pc");
+  std::vector<size_t> runs;
+  size_t start = 2;
+  for (size_t c = policies.find('c', start); c != std::string::npos; c = policies.find('c', start)) {
+    runs.push_back(c - start);
+    start = c + 1;
+  }
+  ASSERT_GE(runs.size(), 5u) << policies;
+  for (size_t run : runs)
+    EXPECT_EQ(run, 32u) << "stale after 20 plain cycles, re-measured at the end of the 2nd stretch";
+}
+
 }  // namespace
 }  // namespace sf
