@@ -163,11 +163,13 @@ class AutoTreeBuilder : public TreeBuilder {
   int retrieval_arm_ = -1;
   FrontierTreeBuilder* retrieval_builder_ = nullptr;
   bool profiles_shared_ = false;
-  // Looking at retrieval (look_at_retrieval): its measured cost, and cycles since the last.
+  // Looking at retrieval (look_at_retrieval): its measured cost, and choices since the last.
   static constexpr double kLookShare = 0.01;  // the most of a cycle a look may cost
-  static constexpr int kLookAgainEvery = 64;  // re-measures a look too dear to make every cycle
+  // Re-measures a look too dear to make every cycle this often: every 64 choices (a plain
+  // stretch is one choice, so every ~1,000 cycles where plain decoding runs in stretches).
+  static constexpr int kLookAgainEvery = 64;
   double look_seconds_ = 0;
-  int cycles_since_look_ = 0;
+  int cycles_since_look_ = 0;               // choices since the last look
   static constexpr int kPlainStretch = 16;  // cycles of plain decoding per choice of it as the best arm
   int plain_stretch_left_ = 0;
   static constexpr int kMaxTrialDeferrals = 3;  // see build()
