@@ -98,6 +98,14 @@ class HybridSources : public ::testing::Test {
     raw.max_nodes = 8;
     return {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13};
   }
+  // A hybrid whose retrieval is a sure match (token 9, p 0.95) beside the model's token 5
+  // (p 0.7), drafting from the model as auto's session sets it.
+  static std::unique_ptr<HybridDrafter> sure_match_hybrid() {
+    auto h = std::make_unique<HybridDrafter>(std::make_unique<FixedDrafter>(5, 0.7f),
+                                             std::make_unique<FixedDrafter>(9, 0.95f));
+    h->set_sources(true, false);
+    return h;
+  }
   // auto's first build over `h`, from a fresh reset, at a 10-token context.
   void build_first_cycle(AutoTreeBuilder& autob, HybridDrafter& h, TokenTree* tree) {
     BuildContext ctx;
@@ -346,10 +354,8 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheChosenArm) {
 TEST_F(HybridSources, AutoDefersAnArmsFirstTrialWhereTheContextOffersMore) {
   for (const double best_tokens_per_cycle : {1.0, 12.0}) {
     SCOPED_TRACE(best_tokens_per_cycle);
-    auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
-    auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.95f);
-    HybridDrafter h(std::move(model_owned), std::move(retrieval_owned));
-    h.set_sources(true, false);
+    const std::unique_ptr<HybridDrafter> hybrid_sure = sure_match_hybrid();
+    HybridDrafter& h = *hybrid_sure;
     std::vector<AutoArm> arms;
     arms.push_back(look_arm());
     arms.push_back(
@@ -387,10 +393,8 @@ TEST_F(HybridSources, AutoDefersAnArmsFirstTrialWhereTheContextOffersMore) {
 TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheBestArmWhileExploring) {
   for (const double best_tokens_per_cycle : {4.0, 12.0}) {
     SCOPED_TRACE(best_tokens_per_cycle);
-    auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
-    auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.95f);
-    HybridDrafter h(std::move(model_owned), std::move(retrieval_owned));
-    h.set_sources(true, false);
+    const std::unique_ptr<HybridDrafter> hybrid_sure = sure_match_hybrid();
+    HybridDrafter& h = *hybrid_sure;
     std::vector<AutoArm> arms;
     arms.push_back({"chain:4", std::make_unique<StaticTreeBuilder>(std::vector<int>{1, 1, 1, 1}, "chain:4"), false,
                     ArmSource::kModel, 20});
@@ -429,10 +433,8 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheBestArmWhileEx
 // At a session's start the best rate is plain decoding's, which nearly every retrieval tree
 // beats: the look puts a first trial off a few cycles in a row, not for good.
 TEST_F(HybridSources, AutoDefersAFirstTrialOnlyAFewCyclesInARow) {
-  auto model_owned = std::make_unique<FixedDrafter>(5, 0.7f);
-  auto retrieval_owned = std::make_unique<FixedDrafter>(9, 0.95f);
-  HybridDrafter h(std::move(model_owned), std::move(retrieval_owned));
-  h.set_sources(true, false);
+  const std::unique_ptr<HybridDrafter> hybrid_sure = sure_match_hybrid();
+  HybridDrafter& h = *hybrid_sure;
   std::vector<AutoArm> arms;
   arms.push_back({"plain", std::make_unique<StaticTreeBuilder>(std::vector<int>{}, "plain"), false, ArmSource::kNone});
   arms.push_back(look_arm());
