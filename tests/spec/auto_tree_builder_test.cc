@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "spec/edgellm_tree_builder.h"
+#include "spec/fixed_drafter.h"
 #include "spec/frontier_tree_builder.h"
 #include "spec/latency_profile.h"
 #include "spec/static_tree_builder.h"
@@ -234,27 +235,6 @@ TEST(AutoTreeBuilder, EachArmSaysHowManyTokensItsCycleCanEmit) {
   EXPECT_EQ(max_tokens, (std::map<std::string, double>{{"plain", 1}, {"coordgen:16", 17}, {"coordgen:4", 5}}));
 }
 
-// Below every node: token 1, for sure.
-class OneTokenDrafter : public Drafter {
- public:
-  const char* name() const override { return "one-token"; }
-  uint64_t resident_bytes() const override { return 0; }
-  void reset(const std::vector<int32_t>&) override {}
-  Status begin_cycle(const std::vector<int32_t>&, const SamplingParams&, const Sampler&) override {
-    return Status::Ok();
-  }
-  Status draft(const TokenTree&, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override {
-    out->assign(nodes.size(), NodeDistribution{});
-    for (NodeDistribution& d : *out) d.probs = {{1, 1.0f}};
-    return Status::Ok();
-  }
-  void commit(const TokenTree&, const std::vector<int32_t>&, int32_t) override {}
-  const DraftCounters& draft_counters() const override { return counters_; }
-
- private:
-  DraftCounters counters_;
-};
-
 // Plain decoding chosen as the best arm runs in stretches of 16 cycles without choosing
 // again, where a look at the context is not made (here: no retrieval at all). So a stale
 // arm is re-measured at the end of a stretch: after 32 plain cycles, not after the 20 the
@@ -269,7 +249,7 @@ TEST(AutoTreeBuilder, PlainDecodingAsTheBestArmRunsInStretchesWithoutChoosing) {
   options.explore_share = 0.5;  // every re-measure is affordable: only staleness decides
   options.far_explore_share = 0.5;
   AutoTreeBuilder autob(std::move(arms), options);
-  OneTokenDrafter drafter;
+  test::FixedDrafter drafter(1, 1.0f);  // below every node: token 1, for sure
   SamplingParams sampling;
   sampling.temperature = 0;
   Sampler sampler(sampling);

@@ -14,6 +14,7 @@
 #include "sampling/sampler.h"
 #include "spec/auto_tree_builder.h"
 #include "spec/cycle_stats.h"
+#include "spec/fixed_drafter.h"
 #include "spec/frontier_tree_builder.h"
 #include "spec/retrieval_drafter.h"
 #include "spec/static_tree_builder.h"
@@ -21,47 +22,7 @@
 namespace sf {
 namespace {
 
-// Proposes `token` with probability `p` at every node, and records what it is told.
-class FixedDrafter : public Drafter {
- public:
-  FixedDrafter(int32_t token, float p) : token_(token), p_(p) {}
-  const char* name() const override { return "fixed"; }
-  uint64_t resident_bytes() const override { return 0; }
-  void reset(const std::vector<int32_t>& prompt) override { sequence = prompt; }
-  Status begin_cycle(const std::vector<int32_t>& history, const SamplingParams&, const Sampler&) override {
-    ++cycles;
-    last_history = history;
-    return Status::Ok();
-  }
-  Status draft(const TokenTree&, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override {
-    drafted_nodes += static_cast<int>(nodes.size());
-    out->clear();
-    for (size_t i = 0; i < nodes.size(); ++i) out->push_back(NodeDistribution{{{token_, p_}}});
-    return Status::Ok();
-  }
-  void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) override {
-    for (int32_t node : accepted) sequence.push_back(tree.node(node).token);
-    sequence.push_back(bonus);
-  }
-  const DraftCounters& draft_counters() const override { return counters_; }
-  bool wants_rejected_predictions() const override { return wants_rejected; }
-  void observe_rejected(const TokenTree&, const std::vector<int32_t>&,
-                        const std::function<int32_t(int32_t node)>&) override {
-    ++rejected_observations;
-  }
-
-  bool wants_rejected = false;
-  int rejected_observations = 0;
-  std::vector<int32_t> sequence;
-  std::vector<int32_t> last_history;  // begin_cycle's
-  int cycles = 0;
-  int drafted_nodes = 0;
-
- private:
-  int32_t token_;
-  float p_;
-  DraftCounters counters_;
-};
+using test::FixedDrafter;
 
 // A hybrid over a model that proposes token 5 (p 0.7) and retrieval that proposes 9 (p 0.9),
 // after the prompt {1, 2}, with a greedy sampler.
