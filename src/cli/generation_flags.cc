@@ -155,7 +155,10 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
       std::fprintf(stderr, "cats:             %s; %llu corrections, %llu cycles ended in a side branch\n",
                    cats->options().cuts.describe().c_str(), static_cast<unsigned long long>(sp.corrections),
                    static_cast<unsigned long long>(sp.accepted_corrections));
-    if (session.options().spec.method == SpecConfig::Method::kEdgeLlm) {
+    const SpecConfig& spec = session.options().spec;
+    const bool may_lend = spec.edgellm.provisional && !spec.draft_model_path.empty() &&
+                          (spec.method == SpecConfig::Method::kEdgeLlm || spec.method == SpecConfig::Method::kAuto);
+    if (spec.method == SpecConfig::Method::kEdgeLlm) {
       double alpha_first = -1, alpha_last = -1, alpha_min = 1, alpha_max = 0;
       for (const CycleStats& cs : s.cycles) {
         if (cs.threshold < 0) continue;
@@ -167,6 +170,9 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
       if (alpha_first >= 0)
         std::fprintf(stderr, "alpha:            %.3g at the first cycle, %.3g at the last (range %.3g..%.3g)\n",
                      alpha_first, alpha_last, alpha_min, alpha_max);
+    }
+    // auto's EdgeLLM arm lends like edgellm does (its cycles only).
+    if (may_lend)
       std::fprintf(stderr,
                    "provisional:      %llu tokens drafted during the target's I/O waits, %llu kept, %llu wasted; "
                    "%.3f s of draft work in %.3f s of waits lent to it; lent in %llu of %llu cycles (tried only where "
@@ -177,7 +183,6 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
                    static_cast<unsigned long long>(sp.provisional_tokens - sp.provisional_kept), sp.provisional_seconds,
                    sp.provisional_lent_seconds, static_cast<unsigned long long>(sp.provisional_cycles),
                    static_cast<unsigned long long>(sp.cycles));
-    }
   }
   if (s.generated_tokens > 0)
     std::fprintf(stderr, "bytes per token:  %s of weights read (BPT, decoding only), %s of it from storage\n",

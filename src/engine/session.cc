@@ -93,13 +93,16 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
             "--lever-exit-layer %d is outside the model: %s has %d layers, so the exit must be after layer 1..%d",
             exit_layer, options.model_path.c_str(), hp.n_layer, hp.n_layer - 1);
     }
-    // Provisional generation drafts while the target's pool waits for weights, so the
-    // draft gets a thread of its own (one by default: a pool's idle workers spin briefly
-    // after each op, which would take cycles from the target whenever the gate closes
-    // mid-step; a draft small enough to be worth running is fast on one core). Its worker
-    // runs at idle priority (background_worker.h): only cores nothing else wants.
-    if (spec.method == SpecConfig::Method::kEdgeLlm && spec.edgellm.provisional) {
-      s.draft_pool_ = std::make_unique<ThreadPool>(spec.draft_threads > 0 ? spec.draft_threads : 1);
+    // Provisional generation (EdgeLLM, and auto's EdgeLLM arm) drafts while the target's
+    // pool waits for weights, so the draft gets a thread of its own for that (one by
+    // default: a pool's idle workers spin briefly after each op, which would take cycles
+    // from the target whenever the gate closes mid-step; a draft small enough to be worth
+    // running is fast on one core). Between passes it drafts on the session's pool, like
+    // every other method. Its worker runs at idle priority (background_worker.h): only
+    // cores nothing else wants.
+    if ((spec.method == SpecConfig::Method::kEdgeLlm || spec.method == SpecConfig::Method::kAuto) &&
+        spec.edgellm.provisional) {
+      s.ahead_pool_ = std::make_unique<ThreadPool>(spec.draft_threads > 0 ? spec.draft_threads : 1);
       s.draft_worker_ = std::make_unique<BackgroundWorker>(BackgroundWorker::Priority::kIdle);
       s.compute_gate_ = std::make_unique<ComputeGate>();
     }

@@ -247,9 +247,12 @@ class Session {
   ResidencyPlan plan_;
   std::unique_ptr<LayerStreamer> streamer_;
   std::unique_ptr<ResidentLayerSource> resident_source_;
-  // EdgeLLM's provisional generation: the draft's own threads (so it can run while the
-  // target's pool waits for I/O), the worker thread that drives it during verification,
-  // and the gate that lends it the cores. Null unless the session's method uses them.
+  // EdgeLLM's provisional generation (also auto's EdgeLLM arm): the threads the draft runs
+  // on while the target's pool waits for I/O (between passes it has the session's pool),
+  // the worker thread that drives it during verification, and the gate that lends it the
+  // cores. Null unless the session's method uses them.
+  std::unique_ptr<ThreadPool> ahead_pool_;
+  // Mirror-SD: the draft's own thread group (the target's pool has the other cores).
   std::unique_ptr<ThreadPool> draft_pool_;
   std::unique_ptr<BackgroundWorker> draft_worker_;
   std::unique_ptr<ComputeGate> compute_gate_;

@@ -32,13 +32,14 @@ namespace {
 // before the job, the drafter or the streamer's listener go away.
 class ProvisionalRun {
  public:
-  ProvisionalRun(BackgroundWorker& worker, ComputeGate& gate, LayerStreamer& streamer, Drafter& drafter,
-                 ProvisionalJob* job)
+  ProvisionalRun(BackgroundWorker& worker, ComputeGate& gate, ThreadPool& pool, LayerStreamer& streamer,
+                 Drafter& drafter, ProvisionalJob* job)
       : worker_(worker), gate_(gate), streamer_(streamer), drafter_(drafter) {
     lent_before_ = gate.lent_seconds();
     gate_.begin_pass();
     streamer_.set_stall_listener(&gate_);
     drafter_.set_compute_gate(&gate_);
+    drafter_.set_thread_pool(&pool);  // the target's pool runs the pass
     worker_.run([this, job] { run_provisional(drafter_, gate_, stop_, job); });
   }
   ~ProvisionalRun() { finish(); }
@@ -51,6 +52,7 @@ class ProvisionalRun {
       worker_.wait();
       streamer_.set_stall_listener(nullptr);
       drafter_.set_compute_gate(nullptr);
+      drafter_.set_thread_pool(nullptr);
     }
     return gate_.lent_seconds() - lent_before_;
   }
@@ -157,7 +159,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     std::unique_ptr<ProvisionalRun> provisional;
     int32_t anchor = TokenTree::kRoot;
     const NodeDistribution* anchor_dist = nullptr;
-    if (draft_worker_ && streamer_ && !tree.empty() && builder.accepts_carried() &&
+    if (ahead_pool_ && streamer_ && !tree.empty() && builder.accepts_carried() &&
         builder.provisional_anchor(&anchor, &anchor_dist)) {
       job = std::make_unique<ProvisionalJob>();
       job->tree = tree;
@@ -165,7 +167,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
       job->anchor_dist = anchor_dist;
       job->max_tokens = options_.spec.edgellm.provisional_max;
       job->min_confidence = std::max(0.0, builder.threshold());
-      provisional = std::make_unique<ProvisionalRun>(*draft_worker_, *compute_gate_, *streamer_, drafter, job.get());
+      provisional = std::make_unique<ProvisionalRun>(*draft_worker_, *compute_gate_, *ahead_pool_, *streamer_, drafter,
+                                                     job.get());
     }
     // Mirror-SD: the token channel at the exit layer launches rollouts of the next window
     // on the draft's threads while the target finishes the pass (mirror_rollout.h). Not

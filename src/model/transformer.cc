@@ -54,8 +54,8 @@ void Transformer::run_layer(const LayerWeights& L, int layer_index, const float*
 
   // Attention block.
   for (int64_t t = 0; t < n; ++t) rms_norm(hidden + t * E, L.attn_norm, hp_.rms_eps, E, xb_.data() + t * E);
-  matmul_shared_input({{&L.wq, q_.data(), QD}, {&L.wk, k_.data(), KD}, {&L.wv, v_.data(), KD}}, xb_.data(), n, E, pool_,
-                      matmul_scratch_);
+  matmul_shared_input({{&L.wq, q_.data(), QD}, {&L.wk, k_.data(), KD}, {&L.wv, v_.data(), KD}}, xb_.data(), n, E,
+                      *pool_, matmul_scratch_);
 
   RopeParams rope{hp_.rope_mode, hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, rope_freqs};
   std::vector<float> cs(hp_.n_rot);
@@ -87,19 +87,19 @@ void Transformer::run_layer(const LayerWeights& L, int layer_index, const float*
   SF_CHECK(batch.n_kv <= cache.n_ctx());
   AttentionShape shape{hp_.n_head, hp_.n_head_kv, HD, 1.0f / std::sqrt(static_cast<float>(HD))};
   attention(shape, q_.data(), n, cache.k(layer_index, 0), cache.v(layer_index, 0), KD, batch.n_kv, batch.mask.data(),
-            attn_.data(), pool_);
-  matmul(L.wo, attn_.data(), n, QD, delta_.data(), E, pool_, matmul_scratch_);
+            attn_.data(), *pool_);
+  matmul(L.wo, attn_.data(), n, QD, delta_.data(), E, *pool_, matmul_scratch_);
   for (int64_t i = 0; i < n * E; ++i) hidden[i] += delta_[i];
 
   // Feed-forward block (SwiGLU).
   for (int64_t t = 0; t < n; ++t) rms_norm(hidden + t * E, L.ffn_norm, hp_.rms_eps, E, xb_.data() + t * E);
   matmul_shared_input({{&L.ffn_gate, gate_.data(), hp_.n_ff}, {&L.ffn_up, up_.data(), hp_.n_ff}}, xb_.data(), n, E,
-                      pool_, matmul_scratch_);
+                      *pool_, matmul_scratch_);
   // Element-wise, so split freely between threads (an exp is a few dozen flops).
-  pool_.parallel_for(
+  pool_->parallel_for(
       n * hp_.n_ff, [&](int64_t b, int64_t e, int) { swiglu_inplace(gate_.data() + b, up_.data() + b, e - b); },
-      pool_.grain_for_work(32));
-  matmul(L.ffn_down, gate_.data(), n, hp_.n_ff, delta_.data(), E, pool_, matmul_scratch_);
+      pool_->grain_for_work(32));
+  matmul(L.ffn_down, gate_.data(), n, hp_.n_ff, delta_.data(), E, *pool_, matmul_scratch_);
   for (int64_t i = 0; i < n * E; ++i) hidden[i] += delta_[i];
 }
 
@@ -127,7 +127,7 @@ void Transformer::apply_head(const WeightMatrix& head, const ModelWeights& w, co
   reserve(n_rows);
   const int E = hp_.n_embd;
   for (int64_t t = 0; t < n_rows; ++t) rms_norm(hidden + t * E, w.output_norm, hp_.rms_eps, E, xb_.data() + t * E);
-  matmul(head, xb_.data(), n_rows, E, logits, hp_.n_vocab, pool_, matmul_scratch_);
+  matmul(head, xb_.data(), n_rows, E, logits, hp_.n_vocab, *pool_, matmul_scratch_);
 }
 
 void Transformer::run_layers(const ModelWeights& w, const ForwardBatch& batch, int begin, int end, KvCache& cache,

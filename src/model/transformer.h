@@ -23,7 +23,10 @@ namespace sf {
 
 class Transformer {
  public:
-  Transformer(const ModelHParams& hp, ThreadPool& pool) : hp_(hp), pool_(pool) {}
+  Transformer(const ModelHParams& hp, ThreadPool& pool) : hp_(hp), pool_(&pool) {}
+  // The pool later calls compute on (a draft drafting ahead on its own thread while the
+  // target's pool runs a pass). Set only between calls.
+  void set_pool(ThreadPool& pool) { pool_ = &pool; }
 
   void embed(const ModelWeights& w, const int32_t* tokens, int64_t n, float* hidden) const;
 
@@ -54,7 +57,7 @@ class Transformer {
   void reserve(int64_t n_tokens);
 
   const ModelHParams& hp_;
-  ThreadPool& pool_;
+  ThreadPool* pool_;
   MatmulScratch matmul_scratch_;
   int64_t capacity_ = 0;
   std::vector<float> xb_;         // [n, n_embd] normalised input of a block

@@ -74,14 +74,15 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
                   std::make_unique<FrontierTreeBuilder>(frontier_options(config, Objective::kGainPerCost, 0), "lever"),
                   prune, ArmSource::kModel, config.max_tree_depth + 1.0});
   // EdgeLLM's confidence-paced trees: the best policy where a pass costs tens of draft
-  // steps (docs/edgellm.md). Without provisional drafting: auto has no draft worker, and
-  // lending measured no gain on the pairs here.
-  EdgeLlmConfig edgellm = config.edgellm;
-  edgellm.provisional = false;
+  // steps (docs/edgellm.md). With provisional drafting as configured (on unless
+  // --edgellm-no-provisional): where the target streams, the arm lends the target's I/O
+  // waits to the draft model only where its drafting runs past the read-ahead and only
+  // while lending measurably pays (its ProvisionalSwitch), so whether auto drafts during
+  // verification is decided from this session's timings like everything else.
   arms.push_back(
       {"edgellm",
-       std::make_unique<EdgeLlmTreeBuilder>(edgellm, config.max_tree_nodes, config.max_tree_depth, "edgellm"), false,
-       ArmSource::kModel, config.max_tree_depth + 1.0});
+       std::make_unique<EdgeLlmTreeBuilder>(config.edgellm, config.max_tree_nodes, config.max_tree_depth, "edgellm"),
+       false, ArmSource::kModel, config.max_tree_depth + 1.0});
   // A chain of k draft tokens emits at most k + 1 tokens per cycle. (StaticTreeBuilder keeps
   // the name's pointer: string literals.)
   const auto chain = [&arms](int k, const char* name) {
@@ -141,6 +142,17 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
           if (arm.source != seeded_source) p->clear_draft();
         }
     }
+  }
+  // Provisional tokens the last verification confirmed (drafted during its I/O by the arm
+  // that built the last tree, the only one that can lend): that arm builds on them. The
+  // drafter holds them as drafted, and no other arm would know to skip them; the cycle
+  // counts in that arm's rate, which is how lending's payoff reaches the selector.
+  if (ctx.carried) {
+    const AutoArm& lender = arms_[static_cast<size_t>(built_by_)];
+    SF_CHECK(lender.builder->accepts_carried(), "carried drafts for an arm that cannot take them");
+    current_ = built_by_;
+    return build_from_source(*lender.builder, lender.source, drafter, dynamic_cast<HybridDrafter*>(&drafter), ctx,
+                             tree);
   }
   // Inside a stretch of plain decoding (below): no choice, no look, an empty tree.
   if (plain_stretch_left_ > 0) {

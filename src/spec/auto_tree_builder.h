@@ -8,7 +8,8 @@
 // The arms (make_auto_arms):
 //  - with a draft model: plain, CoordGen's retrieval trees drafted from the context alone
 //    and sized by LEVER's gain/cost rule, then LEVER's gain/cost trees (with early-exit pruning when the
-//    session has a pruner), EdgeLLM's confidence-paced trees (no provisional drafting) and
+//    session has a pruner), EdgeLLM's confidence-paced trees (with provisional drafting during
+//    the target's I/O where it measurably pays: EdgeLlmTreeBuilder's ProvisionalSwitch) and
 //    chains of 2, 4 and 8 tokens, all drafted by the draft model: the session's drafter is
 //    then a HybridDrafter, and each cycle drafts from the source its arm names (a text that
 //    repeats itself is drafted for free where the draft model guesses wrong);
@@ -115,6 +116,12 @@ class AutoTreeBuilder : public TreeBuilder {
   const char* policy() const override { return arms_[static_cast<size_t>(built_by_)].name.c_str(); }
   bool wants_pruning() const override { return arms_[static_cast<size_t>(built_by_)].prune; }
   double threshold() const override { return arms_[static_cast<size_t>(built_by_)].builder->threshold(); }
+  // Drafting during verification is the building arm's (EdgeLLM's, where it lends); a
+  // carried tree goes back to it (build()).
+  bool provisional_anchor(int32_t* leaf, const NodeDistribution** dist) const override {
+    return arms_[static_cast<size_t>(built_by_)].builder->provisional_anchor(leaf, dist);
+  }
+  bool accepts_carried() const override { return arms_[static_cast<size_t>(built_by_)].builder->accepts_carried(); }
 
   const ArmSelector& selector() const { return selector_; }
   const std::vector<AutoArm>& arms() const { return arms_; }

@@ -52,6 +52,7 @@ Result<std::unique_ptr<DraftModelDrafter>> DraftModelDrafter::create(const std::
   d->source_ = std::make_unique<ResidentLayerSource>(d->model_->weights());
   d->gated_ = std::make_unique<GatedLayerSource>(*d->source_);
   d->runner_ = std::make_unique<ModelRunner>(*d->model_, *d->gated_, pool, n_ctx);
+  d->home_pool_ = &pool;
   d->logits_.resize(target_n_vocab);
   return d;
 }
@@ -62,6 +63,7 @@ std::unique_ptr<DraftModelDrafter> DraftModelDrafter::fork(ThreadPool& pool, int
   d->source_ = std::make_unique<ResidentLayerSource>(d->model_->weights());
   d->gated_ = std::make_unique<GatedLayerSource>(*d->source_);
   d->runner_ = std::make_unique<ModelRunner>(*d->model_, *d->gated_, pool, n_ctx);
+  d->home_pool_ = &pool;
   d->logits_.resize(logits_.size());
   return d;
 }

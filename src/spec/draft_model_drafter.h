@@ -56,6 +56,7 @@ class DraftModelDrafter : public Drafter {
   Status draft(const TokenTree& tree, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override;
   void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) override;
   void set_compute_gate(ComputeGate* gate) override { gated_->set_gate(gate); }
+  void set_thread_pool(ThreadPool* pool) override { runner_->set_pool(pool ? *pool : *home_pool_); }
   bool commit_carry(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus_node,
                     const TokenTree& next, const std::vector<int32_t>& old_of_new) override;
   bool drafted(int32_t node) const override;
@@ -70,6 +71,7 @@ class DraftModelDrafter : public Drafter {
   std::unique_ptr<ResidentLayerSource> source_;
   std::unique_ptr<GatedLayerSource> gated_;  // over source_: pauses a background draft
   std::unique_ptr<ModelRunner> runner_;
+  ThreadPool* home_pool_ = nullptr;  // the pool it was created with
   std::vector<int32_t> pending_;
   // This cycle: draft cache cell of each node (-1: not run), the next free cell, whether
   // the root was drafted, and the sampling setup.

@@ -28,6 +28,7 @@
 namespace sf {
 
 class ComputeGate;  // compute_gate.h
+class ThreadPool;   // base/thread_pool.h
 
 // The drafter's next-token distribution below one node, by descending probability (ties by
 // ascending id). Greedy decoding: the softmax of the raw logits, truncated to the drafter's
@@ -82,6 +83,11 @@ class Drafter {
   // background thread pauses while the target computes (nullptr: never wait). Set only
   // between draft() calls.
   virtual void set_compute_gate(ComputeGate* gate) { (void)gate; }
+  // The threads a model drafter computes on from now: `pool` (nullptr: the pool it was
+  // created with). Drafting ahead runs on a background thread while the target's pool runs
+  // the pass, so it needs threads of its own; between passes the drafter has the session's
+  // pool. Set only between draft() calls.
+  virtual void set_thread_pool(ThreadPool* pool) { (void)pool; }
   // Like commit() when the target's bonus token is the token of `bonus_node`, a node the
   // drafter has already drafted (a child of the last accepted node). The drafter keeps its
   // work on the bonus node and on `next`, the subtree below it (tree.subtree_below(bonus_node,

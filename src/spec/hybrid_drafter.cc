@@ -116,4 +116,11 @@ void HybridDrafter::commit(const TokenTree& tree, const std::vector<int32_t>& ac
   cycle_ = {};
 }
 
+bool HybridDrafter::commit_carry(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus_node,
+                                 const TokenTree& next, const std::vector<int32_t>& old_of_new) {
+  if (retrieval_began_ || !model_->commit_carry(tree, accepted, bonus_node, next, old_of_new)) return false;
+  cycle_ = {};
+  return true;
+}
+
 }  // namespace sf

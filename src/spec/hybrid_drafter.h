@@ -36,6 +36,16 @@ class HybridDrafter : public Drafter {
                      const Sampler& draft_sampler) override;
   Status draft(const TokenTree& tree, const std::vector<int32_t>& nodes, std::vector<NodeDistribution>* out) override;
   void commit(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus) override;
+  // Drafting ahead is the draft model's (auto's EdgeLLM arm lends it the target's I/O waits
+  // with the model as the only source): the gate, the threads and the carried work are its.
+  void set_compute_gate(ComputeGate* gate) override { model_->set_compute_gate(gate); }
+  void set_thread_pool(ThreadPool* pool) override { model_->set_thread_pool(pool); }
+  bool drafted(int32_t node) const override { return model_->drafted(node); }
+  // Only in a cycle retrieval did not draft in: a carried tree holds the model's work alone,
+  // and the retrieval drafter would have to be told of the commit besides (false: the
+  // caller commits as usual).
+  bool commit_carry(const TokenTree& tree, const std::vector<int32_t>& accepted, int32_t bonus_node,
+                    const TokenTree& next, const std::vector<int32_t>& old_of_new) override;
 
   int prefill_top_k() const override { return retrieval_->prefill_top_k(); }
   void observe_prefill(const std::vector<int32_t>& prompt, size_t first,

@@ -63,6 +63,8 @@ class ModelRunner {
   int n_ctx() const { return cache_.n_ctx(); }
   int n_past() const { return n_past_; }
   const RunnerCounters& counters() const { return counters_; }
+  // The pool later passes compute on (Transformer::set_pool). Set only between passes.
+  void set_pool(ThreadPool& pool) { transformer_.set_pool(pool); }
 
   // Forgets everything (n_past = 0).
   void reset() { truncate(0); }

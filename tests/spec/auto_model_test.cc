@@ -6,6 +6,8 @@
 //    steps) auto spends most cycles on a drafting policy, and its drafts are accepted;
 //  - every arm it has is tried, and the cycles name the policy that built their tree;
 //  - sampling stays lossless: the first two tokens follow the target's distributions;
+//  - its EdgeLLM arm drafts during the target's I/O waits where its switch lends, and the
+//    drafts kept start that arm's next tree;
 //  - with a profile directory, a second session starts on the arm the first one found best
 //    (a first session starts with plain decoding), and an unreadable profile means a fresh
 //    start that rewrites it.
@@ -33,8 +35,12 @@ namespace {
 using test::generate;
 using test::target_distribution;
 
+// lend_only_exposed: EdgeLLM's gate on lending (EdgeLlmConfig), for its arm in auto. Off in
+// the test of the mechanism: at these EMULATED rates the read-ahead hides all of the
+// drafting, so the gate would lend nothing.
 std::unique_ptr<Session> make_session(SpecConfig::Method method, bool with_draft, const char* budget,
-                                      double io_bandwidth, const std::string& auto_profile_dir = "") {
+                                      double io_bandwidth, const std::string& auto_profile_dir = "",
+                                      bool lend_only_exposed = true) {
   SessionOptions o;
   o.model_path = test::shared_path("models/stories260K.gguf");
   o.n_threads = 2;
@@ -43,6 +49,7 @@ std::unique_ptr<Session> make_session(SpecConfig::Method method, bool with_draft
   o.io_bandwidth = io_bandwidth;
   o.spec.method = method;
   o.spec.auto_profile_dir = auto_profile_dir;
+  o.spec.edgellm.lend_only_exposed = lend_only_exposed;
   if (with_draft && method != SpecConfig::Method::kNone)
     o.spec.draft_model_path = test::source_path("models/stories260K-draft.gguf");
   auto s = Session::create(o);
@@ -130,6 +137,56 @@ INSTANTIATE_TEST_SUITE_P(Budgets, AutoGreedy,
                                            AutoCase{"draft_streamed50_emulated_100M", true, "50%", 100e6, false},
                                            AutoCase{"retrieval_streamed0_emulated_25M", false, "0%", 25e6, false}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// Auto's EdgeLLM arm drafts during the target's I/O waits (provisional generation) where
+// its switch lends, like `--spec edgellm`: provisional tokens are drafted, some are kept, the
+// cycles they start are the EdgeLLM arm's, and the output is plain decoding's. Auto starts
+// here from a profile in which that arm is far ahead (what a session that found it best
+// leaves), so that it runs enough cycles to lend in.
+TEST(AutoProvisional, TheEdgeLlmArmDraftsDuringTheTargetsIoAndKeepsSome) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto plain = make_session(SpecConfig::Method::kNone, false, "100%", 0);
+  auto spec = make_session(SpecConfig::Method::kAuto, true, "0%", 100e6, "", /*lend_only_exposed=*/false);
+  ASSERT_TRUE(plain && spec);
+  auto* autob = dynamic_cast<AutoTreeBuilder*>(spec->tree_builder());
+  ASSERT_NE(autob, nullptr);
+  AutoProfile profile;
+  for (const AutoArm& arm : autob->arms()) {
+    ArmEvidence e;
+    for (int i = 0; i < 5; ++i) e.add(1.0, 4.0, arm.name == "edgellm" ? 4e-4 : 4.0);  // 10,000 tokens/s against 1
+    profile.arms.emplace_back(arm.name, e);
+  }
+  autob->start_from(profile);
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  uint64_t provisional = 0, kept = 0, lent_cycles = 0;
+  int edgellm_cycles = 0, cycles = 0, carried_cycles = 0;
+  for (const auto& text : kPrompts) {
+    const auto prompt = *plain->tokenize(text);
+    GenerationStats st;
+    const auto want = generate(*plain, prompt, 48, greedy, nullptr);
+    ASSERT_EQ(generate(*spec, prompt, 48, greedy, &st), want) << "prompt: " << text;
+    provisional += st.spec.provisional_tokens;
+    kept += st.spec.provisional_kept;
+    lent_cycles += st.spec.provisional_cycles;
+    for (const CycleStats& cs : st.cycles) {
+      ++cycles;
+      edgellm_cycles += cs.policy == "edgellm" ? 1 : 0;
+      if (cs.carried_nodes > 0) {
+        ++carried_cycles;
+        EXPECT_EQ(cs.policy, "edgellm") << "carried drafts go back to the arm that lent";
+      }
+    }
+  }
+  std::printf("edgellm arm %d of %d cycles; lent in %llu; provisional %llu kept %llu; %d cycles began carried\n",
+              edgellm_cycles, cycles, static_cast<unsigned long long>(lent_cycles),
+              static_cast<unsigned long long>(provisional), static_cast<unsigned long long>(kept), carried_cycles);
+  EXPECT_GT(edgellm_cycles, cycles / 2) << "auto started on the EdgeLLM arm";
+  EXPECT_GT(lent_cycles, 0u) << "the arm lent the target's I/O waits";
+  EXPECT_GT(provisional, 0u) << "provisional tokens drafted during the target's I/O waits";
+  EXPECT_GT(kept, 0u) << "and some kept";
+  EXPECT_GT(carried_cycles, 0) << "kept tokens start the next tree";
+}
 
 TEST(AutoSampled, FirstAndSecondTokenDistributionsMatchTarget) {
   SF_SKIP_WITHOUT_SHARED();

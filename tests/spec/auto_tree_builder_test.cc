@@ -284,5 +284,80 @@ TEST(AutoTreeBuilder, PlainDecodingAsTheBestArmRunsInStretchesWithoutChoosing) {
     EXPECT_EQ(run, 32u) << "stale after 20 plain cycles, re-measured at the end of the 2nd stretch";
 }
 
+// An arm that drafts during verification (EdgeLLM's, lending the target's I/O waits): it
+// names an anchor after each tree it builds and takes the drafts carried from it.
+class LendingArm : public TreeBuilder {
+ public:
+  const char* name() const override { return "lender"; }
+  Status build(Drafter&, const BuildContext& ctx, TokenTree* tree) override {
+    tree->clear();
+    tree->add(3, TokenTree::kRoot, 0.9f);
+    ++builds;
+    carried_builds += ctx.carried ? 1 : 0;
+    return Status::Ok();
+  }
+  bool provisional_anchor(int32_t* leaf, const NodeDistribution** dist) const override {
+    *leaf = 0;
+    *dist = nullptr;
+    return true;
+  }
+  bool accepts_carried() const override { return true; }
+  int builds = 0, carried_builds = 0;
+};
+
+// Auto drafts during verification only through the arm that built the tree, and the
+// drafts carried from that (held by the drafter as drafted) go back to that arm, whatever
+// the selector would choose: no other arm knows to skip them.
+TEST(AutoTreeBuilder, CarriedDraftsGoBackToTheArmThatLent) {
+  std::vector<AutoArm> arms;
+  arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false,
+                  ArmSource::kModel, 2.0, 1});
+  arms.push_back({"lender", std::make_unique<LendingArm>(), false, ArmSource::kModel, 2.0});
+  AutoTreeBuilder autob(std::move(arms));
+  auto& lender = static_cast<LendingArm&>(*autob.arms()[1].builder);
+  test::FixedDrafter drafter(1, 1.0f);
+  SamplingParams sampling;
+  sampling.temperature = 0;
+  Sampler sampler(sampling);
+  BuildContext ctx;
+  ctx.max_nodes = 64;
+  ctx.sampling = sampling;
+  ctx.draft_sampler = &sampler;
+  const auto cycle = [&](const BuildContext& c, double seconds) {
+    TokenTree tree;
+    EXPECT_TRUE(autob.build(drafter, c, &tree).ok());
+    CycleStats stats;
+    stats.tree_nodes = tree.size();
+    stats.rows_verified = tree.size() + 1;
+    stats.verify_seconds = seconds;
+    stats.visited = {{TokenTree::kRoot, 2}};
+    autob.observe(tree, stats);
+    return std::string(autob.policy());
+  };
+  int32_t leaf = -1;
+  const NodeDistribution* dist = nullptr;
+  // Each arm's first trial: the chain's (fast: 1 ms), then the lender's (slow: 1 s).
+  ASSERT_EQ(cycle(ctx, 1e-3), "chain:1");
+  EXPECT_FALSE(autob.accepts_carried());
+  EXPECT_FALSE(autob.provisional_anchor(&leaf, &dist)) << "the chain does not draft during verification";
+  ASSERT_EQ(cycle(ctx, 1.0), "lender");
+  EXPECT_TRUE(autob.accepts_carried());
+  EXPECT_TRUE(autob.provisional_anchor(&leaf, &dist)) << "the lender's anchor, forwarded";
+  EXPECT_EQ(leaf, 0);
+  // Its verification confirmed drafts carried into the next cycle: the lender builds it,
+  // though the selector now prefers the chain by a factor of a thousand.
+  CarriedDrafts carried;
+  carried.tree.add(4, TokenTree::kRoot, 0.8f);
+  BuildContext with_carried = ctx;
+  with_carried.carried = &carried;
+  EXPECT_EQ(cycle(with_carried, 1.0), "lender");
+  EXPECT_EQ(lender.carried_builds, 1);
+  EXPECT_EQ(autob.current_arm(), 1) << "and the cycle counts in the lender's rate";
+  EXPECT_EQ(autob.selector().cycles(1), 2);
+  // Nothing carried: the selector's choice again.
+  EXPECT_EQ(cycle(ctx, 1e-3), "chain:1");
+  EXPECT_EQ(lender.builds, 2);
+}
+
 }  // namespace
 }  // namespace sf
