@@ -7,7 +7,7 @@
 //  - every arm it has is tried, and the cycles name the policy that built their tree;
 //  - sampling stays lossless: the first two tokens follow the target's distributions;
 //  - its EdgeLLM arm drafts during the target's I/O waits where its switch lends, and the
-//    drafts kept start that arm's next tree;
+//    drafts kept start that arm's next tree; sampling stays lossless with drafts carried;
 //  - with a profile directory, a second session starts on the arm the first one found best
 //    (a first session starts with plain decoding), and an unreadable profile means a fresh
 //    start that rewrites it.
@@ -143,12 +143,8 @@ INSTANTIATE_TEST_SUITE_P(Budgets, AutoGreedy,
 // cycles they start are the EdgeLLM arm's, and the output is plain decoding's. Auto starts
 // here from a profile in which that arm is far ahead (what a session that found it best
 // leaves), so that it runs enough cycles to lend in.
-TEST(AutoProvisional, TheEdgeLlmArmDraftsDuringTheTargetsIoAndKeepsSome) {
-  SF_SKIP_WITHOUT_SHARED();
-  auto plain = make_session(SpecConfig::Method::kNone, false, "100%", 0);
-  auto spec = make_session(SpecConfig::Method::kAuto, true, "0%", 100e6, "", /*lend_only_exposed=*/false);
-  ASSERT_TRUE(plain && spec);
-  auto* autob = dynamic_cast<AutoTreeBuilder*>(spec->tree_builder());
+void start_on_edgellm_arm(Session& session) {
+  auto* autob = dynamic_cast<AutoTreeBuilder*>(session.tree_builder());
   ASSERT_NE(autob, nullptr);
   AutoProfile profile;
   for (const AutoArm& arm : autob->arms()) {
@@ -157,6 +153,14 @@ TEST(AutoProvisional, TheEdgeLlmArmDraftsDuringTheTargetsIoAndKeepsSome) {
     profile.arms.emplace_back(arm.name, e);
   }
   autob->start_from(profile);
+}
+
+TEST(AutoProvisional, TheEdgeLlmArmDraftsDuringTheTargetsIoAndKeepsSome) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto plain = make_session(SpecConfig::Method::kNone, false, "100%", 0);
+  auto spec = make_session(SpecConfig::Method::kAuto, true, "0%", 100e6, "", /*lend_only_exposed=*/false);
+  ASSERT_TRUE(plain && spec);
+  start_on_edgellm_arm(*spec);
   SamplingParams greedy;
   greedy.temperature = 0;
   uint64_t provisional = 0, kept = 0, lent_cycles = 0;
@@ -186,6 +190,55 @@ TEST(AutoProvisional, TheEdgeLlmArmDraftsDuringTheTargetsIoAndKeepsSome) {
   EXPECT_GT(provisional, 0u) << "provisional tokens drafted during the target's I/O waits";
   EXPECT_GT(kept, 0u) << "and some kept";
   EXPECT_GT(carried_cycles, 0) << "kept tokens start the next tree";
+}
+
+// Sampling with auto's EdgeLLM arm lending: the first token follows the target's
+// distribution, and the tenth (after cycles that carried provisional tokens) has the same
+// distribution as plain sampling's.
+TEST(AutoProvisional, SamplingStaysLosslessWithDraftsCarried) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto plain = make_session(SpecConfig::Method::kNone, false, "100%", 0);
+  auto spec = make_session(SpecConfig::Method::kAuto, true, "0%", 400e6, "", /*lend_only_exposed=*/false);
+  ASSERT_TRUE(plain && spec);
+  start_on_edgellm_arm(*spec);
+  SamplingParams sp;
+  sp.temperature = 0.9f;
+  sp.top_k = 0;
+  sp.top_p = 1.0f;
+  sp.min_p = 0.0f;
+  const auto prompt = *plain->tokenize("Once upon a time, there was a");
+  const auto p1 = target_distribution(*plain, prompt, sp);
+  // Ten tokens: a six-token generation often ends in the cycle whose drafts would be carried.
+  constexpr int kTrials = 1500, kLength = 10;
+  std::vector<double> first(p1.size(), 0), last_spec(p1.size(), 0), last_plain(p1.size(), 0);
+  uint64_t accepted = 0, proposed = 0, kept = 0;
+  int carried_cycles = 0;
+  for (int i = 0; i < kTrials; ++i) {
+    sp.seed = 7000 + i;
+    GenerationStats st;
+    const auto got = generate(*spec, prompt, kLength, sp, &st);
+    ASSERT_EQ(got.size(), static_cast<size_t>(kLength));
+    first[got[0]] += 1;
+    last_spec[got[kLength - 1]] += 1;
+    accepted += st.spec.accepted_draft_tokens;
+    proposed += st.spec.draft_tokens;
+    kept += st.spec.provisional_kept;
+    for (const CycleStats& cs : st.cycles) carried_cycles += cs.carried_nodes > 0 ? 1 : 0;
+    sp.seed = 800000 + i;  // independent of the speculative runs
+    last_plain[generate(*plain, prompt, kLength, sp, nullptr)[kLength - 1]] += 1;
+  }
+  const double p_first = test::chi_square_p_value(first, p1);
+  const double p_last = test::two_sample_p_value(last_spec, last_plain);
+  std::printf(
+      "auto lending, sampled: first p=%.3f, token %d vs plain p=%.3f; accepted %llu of %llu, kept %llu, "
+      "%d cycles began carried\n",
+      p_first, kLength, p_last, static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(proposed),
+      static_cast<unsigned long long>(kept), carried_cycles);
+  EXPECT_GT(p_first, 1e-3) << "first-token distribution differs from the target's";
+  EXPECT_GT(p_last, 1e-3) << "a later token's distribution differs from plain sampling";
+  EXPECT_GT(accepted, 0u);
+  EXPECT_LT(accepted, proposed);
+  EXPECT_GT(carried_cycles, 0) << "drafts must have been carried, or the carry path is untested under sampling";
 }
 
 TEST(AutoSampled, FirstAndSecondTokenDistributionsMatchTarget) {

@@ -64,4 +64,28 @@ double chi_square_p_value(const std::vector<double>& observed, const std::vector
   return gamma_q(dof / 2.0, stat / 2.0);
 }
 
+double two_sample_p_value(const std::vector<double>& a, const std::vector<double>& b) {
+  double na = 0, nb = 0;
+  for (size_t i = 0; i < a.size(); ++i) na += a[i], nb += b[i];
+  double chi2 = 0, pool_a = 0, pool_b = 0;
+  int categories = 0;
+  auto add = [&](double x, double y) {
+    const double total = x + y;
+    const double ea = total * na / (na + nb), eb = total * nb / (na + nb);
+    chi2 += (x - ea) * (x - ea) / ea + (y - eb) * (y - eb) / eb;
+    ++categories;
+  };
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] + b[i] >= 10) {
+      add(a[i], b[i]);
+    } else {
+      pool_a += a[i];
+      pool_b += b[i];
+    }
+  }
+  if (pool_a + pool_b > 0) add(pool_a, pool_b);
+  if (categories < 2) return 1.0;
+  return gamma_q((categories - 1) / 2.0, chi2 / 2.0);
+}
+
 }  // namespace sf::test

@@ -120,31 +120,6 @@ TEST_P(MirrorGreedy, EqualsVanillaSdCycleForCycleAndReusesRollouts) {
 INSTANTIATE_TEST_SUITE_P(Budgets, MirrorGreedy, kBudgets,
                          [](const auto& info) { return std::string(info.param.name); });
 
-// Chi-square homogeneity of two samples over the same categories (pooling sparse ones).
-double two_sample_p_value(const std::vector<double>& a, const std::vector<double>& b) {
-  double na = 0, nb = 0;
-  for (size_t i = 0; i < a.size(); ++i) na += a[i], nb += b[i];
-  double chi2 = 0, pool_a = 0, pool_b = 0;
-  int categories = 0;
-  auto add = [&](double x, double y) {
-    const double total = x + y;
-    const double ea = total * na / (na + nb), eb = total * nb / (na + nb);
-    chi2 += (x - ea) * (x - ea) / ea + (y - eb) * (y - eb) / eb;
-    ++categories;
-  };
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] + b[i] >= 10) {
-      add(a[i], b[i]);
-    } else {
-      pool_a += a[i];
-      pool_b += b[i];
-    }
-  }
-  if (pool_a + pool_b > 0) add(pool_a, pool_b);
-  if (categories < 2) return 1.0;
-  return test::gamma_q((categories - 1) / 2.0, chi2 / 2.0);
-}
-
 SamplingParams sampled_params() {
   SamplingParams sp;
   sp.temperature = 0.9f;
@@ -191,7 +166,7 @@ TEST_P(MirrorSampling, LosslessWithRolloutsReused) {
   std::vector<double> p1(n_vocab, 0.0);
   for (const auto& tp : sampler.distribution(logits.data(), n_vocab, prompt)) p1[tp.id] = tp.p;
   const double p_first = test::chi_square_p_value(first_spec, p1);
-  const double p_last = two_sample_p_value(last_spec, last_plain);
+  const double p_last = test::two_sample_p_value(last_spec, last_plain);
   std::printf(
       "%s: first token p=%.3f; token %d vs plain sampling p=%.3f; accepted %llu of %llu; rollout tokens %llu, "
       "reused %llu, fell back %llu\n",
