@@ -35,6 +35,11 @@ void add(SummaryRow& row, const PromptRun& pr) {
   row.spec.head_rows_saved += s.spec.head_rows_saved;
   row.spec.draft_seconds += s.spec.draft_seconds;
   row.spec.verify_seconds += s.spec.verify_seconds;
+  row.spec.provisional_cycles += s.spec.provisional_cycles;
+  row.spec.provisional_tokens += s.spec.provisional_tokens;
+  row.spec.provisional_kept += s.spec.provisional_kept;
+  row.spec.provisional_seconds += s.spec.provisional_seconds;
+  row.spec.provisional_lent_seconds += s.spec.provisional_lent_seconds;
   row.spec.mirror_cycles += s.spec.mirror_cycles;
   row.spec.mirror_reused += s.spec.mirror_reused;
   row.spec.mirror_fallbacks += s.spec.mirror_fallbacks;

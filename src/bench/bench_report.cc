@@ -161,7 +161,14 @@ OJson row_json(const SummaryRow& r) {
                {"verify_seconds", r.spec.verify_seconds},
                {"verify_io_stall_seconds", r.spec.verify_io_stall_seconds},
                {"corrections", r.spec.corrections},
-               {"accepted_corrections", r.spec.accepted_corrections}};
+               {"accepted_corrections", r.spec.accepted_corrections},
+               // Drafting during the target's I/O (edgellm, and auto's EdgeLLM arm): the cycles
+               // that lent, the tokens drafted and kept, the seconds of draft work and of waits lent.
+               {"provisional_cycles", r.spec.provisional_cycles},
+               {"provisional_tokens", r.spec.provisional_tokens},
+               {"provisional_kept", r.spec.provisional_kept},
+               {"provisional_seconds", r.spec.provisional_seconds},
+               {"provisional_lent_seconds", r.spec.provisional_lent_seconds}};
   if (r.spec.mirror_cycles > 0)
     j["mirror"] = {{"cycles_with_rollouts", r.spec.mirror_cycles},
                    {"reused", r.spec.mirror_reused},

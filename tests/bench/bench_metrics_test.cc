@@ -45,6 +45,12 @@ BenchResult sample_result() {
   // 30 decode tokens over 1 s (every token of a speculative run comes from a cycle): 30
   // tok/s, 3x; 10 cycles accepting 20 drafts: 3 per pass.
   chain.prompts = {prompt_run(0, 10, 0.5, 500, true, 4, 8), prompt_run(1, 20, 0.5, 700, false, 6, 12)};
+  // As if it had drafted during the target's I/O (edgellm's and auto's provisional drafting).
+  chain.prompts[0].stats.spec.provisional_cycles = 3;
+  chain.prompts[0].stats.spec.provisional_tokens = 12;
+  chain.prompts[0].stats.spec.provisional_kept = 5;
+  chain.prompts[1].stats.spec.provisional_cycles = 1;
+  chain.prompts[1].stats.spec.provisional_tokens = 4;
   r.runs = {ar, flash, chain};
   r.notes = {"d/1: prompt truncated"};
   return r;
@@ -73,6 +79,9 @@ TEST(BenchMetrics, OverallRows) {
   EXPECT_DOUBLE_EQ(*chain.speedup, 3.0);
   EXPECT_DOUBLE_EQ(chain.mean_accepted(), 3.0);
   EXPECT_EQ(chain.equal_to_ar, 1);
+  EXPECT_EQ(chain.spec.provisional_cycles, 4u) << "summed over the prompts";
+  EXPECT_EQ(chain.spec.provisional_tokens, 16u);
+  EXPECT_EQ(chain.spec.provisional_kept, 5u);
 }
 
 TEST(BenchMetrics, CategoryRowsCompareWithinTheCategory) {
@@ -117,6 +126,9 @@ TEST(BenchReport, JsonHasRowsAndPerPromptRows) {
   EXPECT_EQ(j["rows"][2]["method"], "chain");
   EXPECT_DOUBLE_EQ(j["rows"][2]["speedup_vs_flash_ar"].get<double>(), 3.0);
   EXPECT_TRUE(j["rows"][0]["speedup_vs_flash_ar"].is_null());
+  EXPECT_EQ(j["rows"][2]["spec"]["provisional_cycles"], 4);
+  EXPECT_EQ(j["rows"][2]["spec"]["provisional_kept"], 5);
+  EXPECT_EQ(j["rows"][1]["spec"]["provisional_tokens"], 0) << "a method that never lends says so";
   ASSERT_EQ(j["prompts"].size(), 6u);
   EXPECT_TRUE(j["prompts"][0]["equal_to_ar"].is_null()) << "ar is the reference";
   EXPECT_EQ(j["prompts"][5]["equal_to_ar"], false);
