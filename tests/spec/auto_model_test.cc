@@ -209,26 +209,19 @@ TEST(AutoProvisional, SamplingStaysLosslessWithDraftsCarried) {
   const auto prompt = *plain->tokenize("Once upon a time, there was a");
   const auto p1 = target_distribution(*plain, prompt, sp);
   // Ten tokens: a six-token generation often ends in the cycle whose drafts would be carried.
-  constexpr int kTrials = 1500, kLength = 10;
-  std::vector<double> first(p1.size(), 0), last_spec(p1.size(), 0), last_plain(p1.size(), 0);
+  constexpr int kLength = 10;
   uint64_t accepted = 0, proposed = 0, kept = 0;
   int carried_cycles = 0;
-  for (int i = 0; i < kTrials; ++i) {
-    sp.seed = 7000 + i;
-    GenerationStats st;
-    const auto got = generate(*spec, prompt, kLength, sp, &st);
-    ASSERT_EQ(got.size(), static_cast<size_t>(kLength));
-    first[got[0]] += 1;
-    last_spec[got[kLength - 1]] += 1;
-    accepted += st.spec.accepted_draft_tokens;
-    proposed += st.spec.draft_tokens;
-    kept += st.spec.provisional_kept;
-    for (const CycleStats& cs : st.cycles) carried_cycles += cs.carried_nodes > 0 ? 1 : 0;
-    sp.seed = 800000 + i;  // independent of the speculative runs
-    last_plain[generate(*plain, prompt, kLength, sp, nullptr)[kLength - 1]] += 1;
-  }
-  const double p_first = test::chi_square_p_value(first, p1);
-  const double p_last = test::two_sample_p_value(last_spec, last_plain);
+  const test::SampledCounts n = test::sample_first_and_last(*spec, *plain, prompt, sp, 1500, kLength, 7000, 800000,
+                                                            [&](const GenerationStats& st) {
+                                                              accepted += st.spec.accepted_draft_tokens;
+                                                              proposed += st.spec.draft_tokens;
+                                                              kept += st.spec.provisional_kept;
+                                                              for (const CycleStats& cs : st.cycles)
+                                                                carried_cycles += cs.carried_nodes > 0 ? 1 : 0;
+                                                            });
+  const double p_first = test::chi_square_p_value(n.first_spec, p1);
+  const double p_last = test::two_sample_p_value(n.last_spec, n.last_plain);
   std::printf(
       "auto lending, sampled: first p=%.3f, token %d vs plain p=%.3f; accepted %llu of %llu, kept %llu, "
       "%d cycles began carried\n",

@@ -235,6 +235,23 @@ TEST(AutoTreeBuilder, EachArmSaysHowManyTokensItsCycleCanEmit) {
   EXPECT_EQ(max_tokens, (std::map<std::string, double>{{"plain", 1}, {"coordgen:16", 17}, {"coordgen:4", 5}}));
 }
 
+// A greedy cycle's build context with room for 64 nodes (it points at its own sampler).
+struct GreedyBuild {
+  GreedyBuild() : sampler(params()) {
+    ctx.max_nodes = 64;
+    ctx.sampling = params();
+    ctx.draft_sampler = &sampler;
+  }
+  GreedyBuild(const GreedyBuild&) = delete;
+  static SamplingParams params() {
+    SamplingParams p;
+    p.temperature = 0;
+    return p;
+  }
+  Sampler sampler;
+  BuildContext ctx;
+};
+
 // Plain decoding chosen as the best arm runs in stretches of 16 cycles without choosing
 // again, where a look at the context is not made (here: no retrieval at all). So a stale
 // arm is re-measured at the end of a stretch: after 32 plain cycles, not after the 20 the
@@ -250,13 +267,8 @@ TEST(AutoTreeBuilder, PlainDecodingAsTheBestArmRunsInStretchesWithoutChoosing) {
   options.far_explore_share = 0.5;
   AutoTreeBuilder autob(std::move(arms), options);
   test::FixedDrafter drafter(1, 1.0f);  // below every node: token 1, for sure
-  SamplingParams sampling;
-  sampling.temperature = 0;
-  Sampler sampler(sampling);
-  BuildContext ctx;
-  ctx.max_nodes = 64;
-  ctx.sampling = sampling;
-  ctx.draft_sampler = &sampler;
+  GreedyBuild greedy;
+  const BuildContext& ctx = greedy.ctx;
   std::string policies;  // p: a plain cycle, c: a chain's
   for (int i = 0; i < 300; ++i) {
     TokenTree tree;
@@ -316,13 +328,8 @@ TEST(AutoTreeBuilder, CarriedDraftsGoBackToTheArmThatLent) {
   AutoTreeBuilder autob(std::move(arms));
   auto& lender = static_cast<LendingArm&>(*autob.arms()[1].builder);
   test::FixedDrafter drafter(1, 1.0f);
-  SamplingParams sampling;
-  sampling.temperature = 0;
-  Sampler sampler(sampling);
-  BuildContext ctx;
-  ctx.max_nodes = 64;
-  ctx.sampling = sampling;
-  ctx.draft_sampler = &sampler;
+  GreedyBuild greedy;
+  const BuildContext& ctx = greedy.ctx;
   const auto cycle = [&](const BuildContext& c, double seconds) {
     TokenTree tree;
     EXPECT_TRUE(autob.build(drafter, c, &tree).ok());

@@ -139,34 +139,19 @@ TEST_P(MirrorSampling, LosslessWithRolloutsReused) {
   ASSERT_TRUE(plain && spec);
   SamplingParams sp = sampled_params();
   const auto prompt = *plain->tokenize("Once upon a time, there was a");
-  const int n_vocab = plain->model().hparams().n_vocab;
-  constexpr int kTrials = 1200, kLength = 6;
-  std::vector<double> first_spec(n_vocab, 0), last_spec(n_vocab, 0), last_plain(n_vocab, 0);
+  constexpr int kLength = 6;
   uint64_t accepted = 0, proposed = 0, rollout_tokens = 0, reused = 0, fallbacks = 0;
-  for (int i = 0; i < kTrials; ++i) {
-    sp.seed = 7000 + i;
-    GenerationStats st;
-    const auto got = generate(*spec, prompt, kLength, sp, &st);
-    ASSERT_EQ(got.size(), static_cast<size_t>(kLength));
-    first_spec[got[0]] += 1;
-    last_spec[got[kLength - 1]] += 1;
-    accepted += st.spec.accepted_draft_tokens;
-    proposed += st.spec.draft_tokens;
-    rollout_tokens += st.spec.rollout_tokens;
-    reused += st.spec.mirror_reused;
-    fallbacks += st.spec.mirror_fallbacks;
-    sp.seed = 900000 + i;  // independent of the speculative runs
-    const auto want = generate(*plain, prompt, kLength, sp, nullptr);
-    last_plain[want[kLength - 1]] += 1;
-  }
-  plain->reset();
-  std::vector<float> logits;
-  ASSERT_TRUE(plain->evaluate(prompt, false, &logits).ok());
-  Sampler sampler(sp);
-  std::vector<double> p1(n_vocab, 0.0);
-  for (const auto& tp : sampler.distribution(logits.data(), n_vocab, prompt)) p1[tp.id] = tp.p;
-  const double p_first = test::chi_square_p_value(first_spec, p1);
-  const double p_last = test::two_sample_p_value(last_spec, last_plain);
+  const test::SampledCounts n = test::sample_first_and_last(*spec, *plain, prompt, sp, 1200, kLength, 7000, 900000,
+                                                            [&](const GenerationStats& st) {
+                                                              accepted += st.spec.accepted_draft_tokens;
+                                                              proposed += st.spec.draft_tokens;
+                                                              rollout_tokens += st.spec.rollout_tokens;
+                                                              reused += st.spec.mirror_reused;
+                                                              fallbacks += st.spec.mirror_fallbacks;
+                                                            });
+  const auto p1 = test::target_distribution(*plain, prompt, sp);
+  const double p_first = test::chi_square_p_value(n.first_spec, p1);
+  const double p_last = test::two_sample_p_value(n.last_spec, n.last_plain);
   std::printf(
       "%s: first token p=%.3f; token %d vs plain sampling p=%.3f; accepted %llu of %llu; rollout tokens %llu, "
       "reused %llu, fell back %llu\n",

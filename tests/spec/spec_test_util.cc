@@ -28,4 +28,28 @@ std::vector<double> target_distribution(Session& plain, const std::vector<int32_
   return p;
 }
 
+SampledCounts sample_first_and_last(Session& spec, Session& plain, const std::vector<int32_t>& prompt,
+                                    SamplingParams sp, int trials, int length, uint64_t spec_seed, uint64_t plain_seed,
+                                    const std::function<void(const GenerationStats&)>& each) {
+  const size_t n_vocab = static_cast<size_t>(plain.model().hparams().n_vocab);
+  SampledCounts c{std::vector<double>(n_vocab, 0), std::vector<double>(n_vocab, 0), std::vector<double>(n_vocab, 0)};
+  for (int i = 0; i < trials; ++i) {
+    sp.seed = spec_seed + static_cast<uint64_t>(i);
+    GenerationStats st;
+    const auto got = generate(spec, prompt, length, sp, &st);
+    sp.seed = plain_seed + static_cast<uint64_t>(i);
+    const auto want = generate(plain, prompt, length, sp, nullptr);
+    if (got.size() != static_cast<size_t>(length) || want.size() != static_cast<size_t>(length)) {
+      ADD_FAILURE() << "trial " << i << ": " << got.size() << " speculative and " << want.size()
+                    << " plain tokens, not " << length;
+      return c;
+    }
+    c.first_spec[got[0]] += 1;
+    c.last_spec[got[length - 1]] += 1;
+    c.last_plain[want[length - 1]] += 1;
+    each(st);
+  }
+  return c;
+}
+
 }  // namespace sf::test
