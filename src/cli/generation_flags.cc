@@ -188,7 +188,20 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
     std::fprintf(stderr, "bytes per token:  %s of weights read (BPT, decoding only), %s of it from storage\n",
                  format_bytes(static_cast<uint64_t>(s.bytes_per_token())).c_str(),
                  format_bytes(s.decode_stream_bytes / static_cast<uint64_t>(s.generated_tokens)).c_str());
-  if (const MirrorSpeculation* m = session.mirror(); m && s.spec.cycles > 0) {
+  const bool auto_mirror_arm = session.options().spec.method == SpecConfig::Method::kAuto;
+  if (const MirrorSpeculation* m = session.mirror(); m && auto_mirror_arm) {
+    // auto's mirror arm: its cycles only (the split of the cores holds during its passes).
+    const SpecStats& sp = s.spec;
+    const MirrorPlacement placement =
+        mirror_placement(session.options().n_threads, session.options().spec.draft_threads);
+    std::fprintf(stderr,
+                 "mirror:           exit layer %d, kappa %d; during the mirror arm's passes target %d threads, draft "
+                 "%d; %llu cycles launched rollouts: %llu reused, %llu fell back; %llu rollout tokens, %llu kept\n",
+                 m->exit_layer(), m->kappa(), placement.target_threads, placement.draft_threads,
+                 static_cast<unsigned long long>(sp.mirror_cycles), static_cast<unsigned long long>(sp.mirror_reused),
+                 static_cast<unsigned long long>(sp.mirror_fallbacks),
+                 static_cast<unsigned long long>(sp.rollout_tokens), static_cast<unsigned long long>(sp.rollout_kept));
+  } else if (m && s.spec.cycles > 0) {
     const SpecStats& sp = s.spec;
     const double n = static_cast<double>(sp.cycles);
     std::fprintf(stderr,

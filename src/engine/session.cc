@@ -77,6 +77,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   // auto prunes its LEVER arm's trees when the target has a middle layer to exit at.
   const bool prune = spec.enabled() && spec.prunes() && (spec.method != SpecConfig::Method::kAuto || hp.n_layer >= 2);
   int exit_layer = 0;
+  // Mirror-SD's rollouts: --spec mirror, and auto's mirror arm where the target has a layer
+  // to exit at (the token channel needs the LM head resident, as pruning does).
+  const bool mirror_rollouts = spec.enabled() && (spec.method == SpecConfig::Method::kMirror ||
+                                                  (spec.method == SpecConfig::Method::kAuto && prune));
   // Retrieval methods need no draft model; with one, coordgen merges both (hybrid). CATS
   // and Kangaroo draft with the target's own layers.
   const bool self_spec = spec.self_speculative();
@@ -106,17 +110,20 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
       s.draft_worker_ = std::make_unique<BackgroundWorker>(BackgroundWorker::Priority::kIdle);
       s.compute_gate_ = std::make_unique<ComputeGate>();
     }
-    // Mirror-SD drafts rollouts while the target computes: the draft's own thread group.
-    if (spec.method == SpecConfig::Method::kMirror) {
+    // Mirror-SD drafts rollouts while the target computes: the draft's own thread group
+    // (auto's mirror arm: only during its passes, with the target on the other cores).
+    if (mirror_rollouts) {
       if (spec.mirror.exit_layer >= 0 && (spec.mirror.exit_layer < 1 || spec.mirror.exit_layer >= hp.n_layer))
         return Status::Errorf(
             "--mirror-exit-layer %d is outside the model: %s has %d layers, so the exit must be after layer 1..%d",
             spec.mirror.exit_layer, options.model_path.c_str(), hp.n_layer, hp.n_layer - 1);
-      s.draft_pool_ =
-          std::make_unique<ThreadPool>(mirror_placement(options.n_threads, spec.draft_threads).draft_threads);
-      s.draft_worker_ = std::make_unique<BackgroundWorker>();
+      const MirrorPlacement placement = mirror_placement(options.n_threads, spec.draft_threads);
+      s.draft_pool_ = std::make_unique<ThreadPool>(placement.draft_threads);
+      if (spec.method == SpecConfig::Method::kAuto)
+        s.rollout_target_pool_ = std::make_unique<ThreadPool>(placement.target_threads);
+      s.rollout_worker_ = std::make_unique<BackgroundWorker>();
     }
-    ThreadPool& draft_pool = s.draft_pool_ ? *s.draft_pool_ : s.pool_;
+    ThreadPool& draft_pool = spec.method == SpecConfig::Method::kMirror ? *s.draft_pool_ : s.pool_;
     auto created = DraftModelDrafter::create(spec.draft_model_path, *s.tokenizer_, hp.n_vocab, draft_pool, n_ctx);
     if (!created.ok() && created.status().message().find("vocabulary") != std::string::npos) {
       const std::string detail = describe_vocabulary_difference(spec.draft_model_path, *s.tokenizer_);
@@ -185,7 +192,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
                   ? plan_residency_as_target_alone(s.model_->weights(), kv_bytes, scratch - draft_bytes, draft_bytes,
                                                    options.mem_budget, options.stream_buffers, &cats_on_top)
                   : plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers,
-                                   /*require_head=*/prune || spec.method == SpecConfig::Method::kMirror);
+                                   /*require_head=*/prune || mirror_rollouts);
   if (plan.ok() && cats_on_top)
     SF_LOG_WARN(
         "%s: at --mem-budget %s its smallest plan (the LM head pinned, adapters %s) is larger than the "
@@ -238,10 +245,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
       slot.cats = std::make_unique<CatsCycle>(*slot.target, co, std::move(dm), std::move(sv));
     }
   }
-  if (spec.enabled() && spec.method == SpecConfig::Method::kMirror)
-    s.mirror_ = std::make_unique<MirrorSpeculation>(*s.model_, s.pool_, *s.draft_worker_,
-                                                    mirror_exit_layer(spec.mirror, hp.n_layer), spec.mirror.kappa,
-                                                    spec.draft_len);
+  if (mirror_rollouts)
+    s.mirror_ = std::make_unique<MirrorSpeculation>(
+        *s.model_, s.rollout_target_pool_ ? *s.rollout_target_pool_ : s.pool_, *s.rollout_worker_,
+        mirror_exit_layer(spec.mirror, hp.n_layer), spec.mirror.kappa, spec.draft_len);
   if (s.slots_[0].builder) SF_RETURN_IF_ERROR(s.seed_latency_profile());
   if (spec.method == SpecConfig::Method::kAuto && !spec.auto_profile_dir.empty()) s.start_auto_profile();
   s.load_seconds_ = load_timer.elapsed();

@@ -252,12 +252,18 @@ class Session {
   // the worker thread that drives it during verification, and the gate that lends it the
   // cores. Null unless the session's method uses them.
   std::unique_ptr<ThreadPool> ahead_pool_;
-  // Mirror-SD: the draft's own thread group (the target's pool has the other cores).
-  std::unique_ptr<ThreadPool> draft_pool_;
   std::unique_ptr<BackgroundWorker> draft_worker_;
   std::unique_ptr<ComputeGate> compute_gate_;
+  // Mirror-SD: the draft's own thread group, on which the rollouts run. With --spec mirror
+  // the target's pool (pool_) has the other cores and the draft runs on draft_pool_ for
+  // the whole session; for auto's mirror arm the split holds only during that arm's
+  // verification passes: the target then runs on rollout_target_pool_ (the cores the draft
+  // does not take), and between passes both have the session's pool.
+  std::unique_ptr<ThreadPool> draft_pool_;
+  std::unique_ptr<ThreadPool> rollout_target_pool_;
+  std::unique_ptr<BackgroundWorker> rollout_worker_;
   std::vector<Slot> slots_;
-  // Mirror-SD: the token channel and the rollouts (run by draft_worker_ on draft_pool_).
+  // Mirror-SD: the token channel and the rollouts (run by rollout_worker_ on draft_pool_).
   std::unique_ptr<MirrorSpeculation> mirror_;
   std::unique_ptr<TreePruner> pruner_;  // early-exit pruning (lever), shared by the slots: stateless
   // coordgen's persistent store, shared by the slots.

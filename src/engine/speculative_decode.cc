@@ -19,7 +19,6 @@
 #include "base/timer.h"
 #include "engine/emit_tokens.h"
 #include "engine/session.h"
-#include "spec/mirror_chain_builder.h"
 #include "spec/provisional_generation.h"
 #include "spec/tree_batch.h"
 #include "spec/verifier.h"
@@ -65,6 +64,37 @@ class ProvisionalRun {
   std::atomic<bool> stop_{false};
   bool finished_ = false;
   double lent_before_ = 0;
+};
+
+// auto's mirror arm: for one verification pass and its rollouts, the target runs on the
+// cores the draft does not take and the draft on its own (Session::rollout_target_pool_,
+// draft_pool_); end() (or the destructor, on every path) gives both the session's pool
+// back. With no narrower pool (--spec mirror, whose split is the session's) it does nothing.
+class RolloutPlacement {
+ public:
+  RolloutPlacement(ThreadPool* target_pool, ThreadPool& session_pool, ThreadPool* draft_pool, ModelRunner& target,
+                   Drafter& drafter)
+      : session_pool_(session_pool), target_(target), drafter_(drafter), active_(target_pool && draft_pool) {
+    if (!active_) return;
+    target_.set_pool(*target_pool);
+    drafter_.set_thread_pool(draft_pool);
+  }
+  ~RolloutPlacement() { end(); }
+  RolloutPlacement(const RolloutPlacement&) = delete;
+  RolloutPlacement& operator=(const RolloutPlacement&) = delete;
+  // Call once the rollouts have stopped.
+  void end() {
+    if (!active_) return;
+    active_ = false;
+    target_.set_pool(session_pool_);
+    drafter_.set_thread_pool(nullptr);
+  }
+
+ private:
+  ThreadPool& session_pool_;
+  ModelRunner& target_;
+  Drafter& drafter_;
+  bool active_;
 };
 }  // namespace
 
@@ -174,9 +204,13 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     // on the draft's threads while the target finishes the pass (mirror_rollout.h). Not
     // near the end of the context, where a carried window could not be extended.
     MirrorSpeculation* mirror = mirror_ && !tap.fn && !tree.empty() && ctx.max_nodes >= 2 * (tree.size() + 1) &&
-                                        dynamic_cast<MirrorChainBuilder*>(&builder)
+                                        builder.wants_parallel_rollouts()
                                     ? mirror_.get()
                                     : nullptr;
+    // Declared before the guard, so that on an error path the rollouts stop before the
+    // pools are given back.
+    RolloutPlacement placement(mirror ? rollout_target_pool_.get() : nullptr, pool_, draft_pool_.get(), target,
+                               drafter);
     MirrorCycleGuard mirror_guard(mirror);
     if (mirror) mirror->begin(drafter, tree, sampling, n_past);
     SF_RETURN_IF_ERROR(
@@ -231,6 +265,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
       SF_RETURN_IF_ERROR(
           mirror->finish(drafter, target.last_pass(), accepted, result.bonus, &carried, &drafter_committed, &cycle));
       have_carried = drafter_committed;
+      placement.end();
     }
     if (!drafter_committed)
       drafter.commit(job ? job->tree : (mirror ? mirror->drafted_tree() : tree), accepted, result.bonus);
@@ -271,7 +306,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     sp.provisional_tokens += static_cast<uint64_t>(cycle.provisional_tokens);
     sp.provisional_kept += static_cast<uint64_t>(cycle.provisional_kept);
     sp.provisional_seconds += cycle.provisional_seconds;
-    if (mirror_) add_mirror_stats(cycle, &sp);
+    // --spec mirror counts every cycle in Mirror-SD's latency (eq. 10); auto its mirror arm's.
+    if (mirror || (mirror_ && !rollout_target_pool_)) add_mirror_stats(cycle, &sp);
     cycle.visited.clear();
     stats->cycles.push_back(std::move(cycle));
 

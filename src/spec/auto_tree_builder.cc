@@ -7,6 +7,7 @@
 #include "spec/edgellm_tree_builder.h"
 #include "spec/frontier_tree_builder.h"
 #include "spec/hybrid_drafter.h"
+#include "spec/mirror_chain_builder.h"
 #include "spec/static_tree_builder.h"
 
 namespace sf {
@@ -92,6 +93,14 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
   chain(4, "chain:4");
   chain(2, "chain:2");
   chain(8, "chain:8");
+  // Mirror-SD's window: a chain of draft_len tokens whose verification pass launches
+  // rollouts of the next window at the exit layer, drafted on the draft's own threads while
+  // the target runs the later layers on the rest (the session narrows the target's pool for
+  // those cycles only, mirror_rollout.h). Whether giving the draft cores during the pass
+  // pays is this arm's measured rate against the chains': a cycle whose rollout the
+  // verification reuses starts from it (a carried tree, built by this arm).
+  arms.push_back({"mirror", std::make_unique<MirrorChainBuilder>(config.draft_len, "mirror"), false, ArmSource::kModel,
+                  config.draft_len + 1.0});
   return arms;
 }
 
@@ -275,10 +284,13 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   const AutoArm& current = arms_[static_cast<size_t>(built_by_)];
   TreeBuilder& chosen = *current.builder;
   chosen.observe(tree, stats);
+  // A pass beside Mirror-SD's rollouts ran on the target's narrower pool: not the cost of
+  // a pass of the other arms either.
+  const bool narrowed = chosen.wants_parallel_rollouts();
   for (AutoArm& arm : arms_) {
     if (arm.builder.get() == &chosen) continue;
     // A pruned pass ran part of its rows through part of the layers: not a full pass's cost.
-    if (LatencyProfile* p = arm.builder->latency_profile(); p && stats.rows_pruned == 0)
+    if (LatencyProfile* p = arm.builder->latency_profile(); p && stats.rows_pruned == 0 && !narrowed)
       p->observe_verify(stats.tree_nodes + 1, stats.context, stats.verify_seconds);
     // How often the target picks a draft token of a given probability does not depend on
     // which arm put it in the tree, as long as the same drafter gave that probability: an

@@ -10,7 +10,9 @@
 //    and sized by LEVER's gain/cost rule, then LEVER's gain/cost trees (with early-exit pruning when the
 //    session has a pruner), EdgeLLM's confidence-paced trees (with provisional drafting during
 //    the target's I/O where it measurably pays: EdgeLlmTreeBuilder's ProvisionalSwitch) and
-//    chains of 2, 4 and 8 tokens, all drafted by the draft model: the session's drafter is
+//    chains of 2, 4 and 8 tokens, and Mirror-SD's window (a chain whose verification
+//    drafts the next window's rollouts on the draft's own threads beside the target's later
+//    layers), all drafted by the draft model: the session's drafter is
 //    then a HybridDrafter, and each cycle drafts from the source its arm names (a text that
 //    repeats itself is drafted for free where the draft model guesses wrong);
 //  - without one: plain, and CoordGen's retrieval trees (node budgets 4 and 16).
@@ -122,6 +124,10 @@ class AutoTreeBuilder : public TreeBuilder {
     return arms_[static_cast<size_t>(built_by_)].builder->provisional_anchor(leaf, dist);
   }
   bool accepts_carried() const override { return arms_[static_cast<size_t>(built_by_)].builder->accepts_carried(); }
+  // Mirror-SD's rollouts beside the verification: the building arm's (the mirror arm's).
+  bool wants_parallel_rollouts() const override {
+    return arms_[static_cast<size_t>(built_by_)].builder->wants_parallel_rollouts();
+  }
 
   const ArmSelector& selector() const { return selector_; }
   const std::vector<AutoArm>& arms() const { return arms_; }

@@ -46,7 +46,7 @@ struct CycleStats {
   double rollout_seconds = 0;
   int32_t rollout_tokens = 0;
   int32_t rollout_kept = 0;
-  int32_t mirror_outcome = 0;  // nodes the tree started with (provisional tokens of the last cycle)
+  int32_t mirror_outcome = 0;  // Mirror-SD: 0 no rollouts launched, 1 a rollout reused, 2 a fallback
   // The policy that built the tree (TreeBuilder::policy(): auto's chosen arm, else the
   // builder's own name). A copy: the stats outlive the session (the bench summarises runs
   // after their sessions are gone).

@@ -22,6 +22,7 @@ class MirrorChainBuilder : public TreeBuilder {
   const char* name() const override { return name_; }
   Status build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) override;
   bool accepts_carried() const override { return true; }
+  bool wants_parallel_rollouts() const override { return true; }
   int gamma() const { return gamma_; }
 
  private:

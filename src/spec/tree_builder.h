@@ -80,6 +80,9 @@ class TreeBuilder {
   virtual bool wants_pruning() const { return true; }
   // Whether build() accepts BuildContext::carried.
   virtual bool accepts_carried() const { return false; }
+  // Mirror-SD: whether the session should draft rollouts of the next window beside the
+  // verification of the last built tree (mirror_rollout.h), where it can.
+  virtual bool wants_parallel_rollouts() const { return false; }
   // The verification threshold the builder used for the last tree (EdgeLLM's alpha), for
   // the statistics; negative when it has none.
   virtual double threshold() const { return -1; }

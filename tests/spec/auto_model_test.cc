@@ -8,6 +8,8 @@
 //  - sampling stays lossless: the first two tokens follow the target's distributions;
 //  - its EdgeLLM arm drafts during the target's I/O waits where its switch lends, and the
 //    drafts kept start that arm's next tree; sampling stays lossless with drafts carried;
+//  - its mirror arm drafts Mirror-SD's rollouts beside the target's later layers, and a
+//    reused rollout starts that arm's next window; sampling stays lossless with them;
 //  - with a profile directory, a second session starts on the arm the first one found best
 //    (a first session starts with plain decoding), and an unreadable profile means a fresh
 //    start that rewrites it.
@@ -110,8 +112,9 @@ TEST_P(AutoGreedy, EqualsPlainDecodingAndTriesEveryPolicy) {
   // The arms: plain, LEVER, EdgeLLM and chains with a draft model, and retrieval trees beside
   // it; plain and retrieval trees without.
   const std::set<std::string> expected =
-      c.with_draft ? std::set<std::string>{"plain", "lever", "edgellm", "chain:2", "chain:4", "chain:8", "coordgen"}
-                   : std::set<std::string>{"plain", "coordgen:16", "coordgen:4"};
+      c.with_draft
+          ? std::set<std::string>{"plain", "lever", "edgellm", "chain:2", "chain:4", "chain:8", "coordgen", "mirror"}
+          : std::set<std::string>{"plain", "coordgen:16", "coordgen:4"};
   for (const auto& [name, n] : policy_cycles) EXPECT_TRUE(expected.count(name)) << "unknown policy " << name;
   EXPECT_TRUE(policy_cycles.count("plain")) << "plain decoding is always tried";
   EXPECT_GE(policy_cycles.size(), 2u) << "a drafting policy is tried";
@@ -138,22 +141,28 @@ INSTANTIATE_TEST_SUITE_P(Budgets, AutoGreedy,
                                            AutoCase{"retrieval_streamed0_emulated_25M", false, "0%", 25e6, false}),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// Auto's EdgeLLM arm drafts during the target's I/O waits (provisional generation) where
-// its switch lends, like `--spec edgellm`: provisional tokens are drafted, some are kept, the
-// cycles they start are the EdgeLLM arm's, and the output is plain decoding's. Auto starts
-// here from a profile in which that arm is far ahead (what a session that found it best
-// leaves), so that it runs enough cycles to lend in.
-void start_on_edgellm_arm(Session& session) {
+// Starts auto from a profile in which arm `name` is far ahead of the others (what a
+// session that found it best leaves), so that it runs most cycles on that arm.
+void start_on_arm(Session& session, const std::string& name) {
   auto* autob = dynamic_cast<AutoTreeBuilder*>(session.tree_builder());
   ASSERT_NE(autob, nullptr);
   AutoProfile profile;
+  bool found = false;
   for (const AutoArm& arm : autob->arms()) {
     ArmEvidence e;
-    for (int i = 0; i < 5; ++i) e.add(1.0, 4.0, arm.name == "edgellm" ? 4e-4 : 4.0);  // 10,000 tokens/s against 1
+    found |= arm.name == name;
+    for (int i = 0; i < 5; ++i) e.add(1.0, 4.0, arm.name == name ? 4e-4 : 4.0);  // 10,000 tokens/s against 1
     profile.arms.emplace_back(arm.name, e);
   }
+  ASSERT_TRUE(found) << "auto has no arm " << name;
   autob->start_from(profile);
 }
+
+// Auto's EdgeLLM arm drafts during the target's I/O waits (provisional generation) where
+// its switch lends, like `--spec edgellm`: provisional tokens are drafted, some are kept, the
+// cycles they start are the EdgeLLM arm's, and the output is plain decoding's. Auto starts
+// on that arm so that it runs enough cycles to lend in.
+void start_on_edgellm_arm(Session& session) { start_on_arm(session, "edgellm"); }
 
 TEST(AutoProvisional, TheEdgeLlmArmDraftsDuringTheTargetsIoAndKeepsSome) {
   SF_SKIP_WITHOUT_SHARED();
@@ -232,6 +241,94 @@ TEST(AutoProvisional, SamplingStaysLosslessWithDraftsCarried) {
   EXPECT_GT(accepted, 0u);
   EXPECT_LT(accepted, proposed);
   EXPECT_GT(carried_cycles, 0) << "drafts must have been carried, or the carry path is untested under sampling";
+}
+
+// Auto's mirror arm: Mirror-SD's rollouts of the next window are drafted on the draft's
+// own thread beside the target's later layers (the target's pool narrowed for those passes
+// only), a reused rollout starts the next window, whose cycle is the mirror arm's, and the
+// output is plain decoding's. Streamed at 0% (EMULATED 100 MB/s), so the later layers leave
+// the rollouts time.
+TEST(AutoMirror, TheMirrorArmDraftsRolloutsBesideTheTargetAndReusesSome) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto plain = make_session(SpecConfig::Method::kNone, false, "100%", 0);
+  auto spec = make_session(SpecConfig::Method::kAuto, true, "0%", 100e6);
+  ASSERT_TRUE(plain && spec);
+  ASSERT_NE(spec->mirror(), nullptr) << "auto beside a draft model can run Mirror-SD's rollouts";
+  start_on_arm(*spec, "mirror");
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  uint64_t launched = 0, reused = 0, rollout_tokens = 0, kept = 0;
+  int mirror_cycles = 0, cycles = 0, carried_cycles = 0;
+  for (const auto& text : kPrompts) {
+    const auto prompt = *plain->tokenize(text);
+    GenerationStats st;
+    const auto want = generate(*plain, prompt, 48, greedy, nullptr);
+    ASSERT_EQ(generate(*spec, prompt, 48, greedy, &st), want) << "prompt: " << text;
+    launched += st.spec.mirror_cycles;
+    reused += st.spec.mirror_reused;
+    rollout_tokens += st.spec.rollout_tokens;
+    kept += st.spec.rollout_kept;
+    for (const CycleStats& cs : st.cycles) {
+      ++cycles;
+      mirror_cycles += cs.policy == "mirror" ? 1 : 0;
+      if (cs.carried_nodes > 0) {
+        ++carried_cycles;
+        EXPECT_EQ(cs.policy, "mirror") << "a reused rollout goes back to the mirror arm";
+      }
+      if (cs.mirror_outcome != 0) EXPECT_EQ(cs.policy, "mirror") << "only the mirror arm launches rollouts";
+    }
+  }
+  std::printf(
+      "mirror arm %d of %d cycles; launched rollouts in %llu, reused %llu; %llu rollout tokens, %llu kept; "
+      "%d cycles began carried\n",
+      mirror_cycles, cycles, static_cast<unsigned long long>(launched), static_cast<unsigned long long>(reused),
+      static_cast<unsigned long long>(rollout_tokens), static_cast<unsigned long long>(kept), carried_cycles);
+  EXPECT_GT(mirror_cycles, cycles / 2) << "auto started on the mirror arm";
+  EXPECT_GT(launched, 0u) << "the mirror arm's passes launched rollouts";
+  EXPECT_GT(rollout_tokens, 0u) << "rollout tokens drafted beside the target";
+  EXPECT_GT(reused, 0u) << "and some rollouts reused";
+  EXPECT_GT(kept, 0u);
+  EXPECT_GT(carried_cycles, 0) << "a reused rollout starts the next window";
+}
+
+// Sampling with auto's mirror arm: the first token follows the target's distribution, and
+// the tenth (after windows started from reused rollouts) has plain sampling's.
+TEST(AutoMirror, SamplingStaysLosslessWithRolloutsCarried) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto plain = make_session(SpecConfig::Method::kNone, false, "100%", 0);
+  auto spec = make_session(SpecConfig::Method::kAuto, true, "0%", 400e6);
+  ASSERT_TRUE(plain && spec);
+  start_on_arm(*spec, "mirror");
+  SamplingParams sp;
+  sp.temperature = 0.9f;
+  sp.top_k = 0;
+  sp.top_p = 1.0f;
+  sp.min_p = 0.0f;
+  const auto prompt = *plain->tokenize("Once upon a time, there was a");
+  const auto p1 = target_distribution(*plain, prompt, sp);
+  constexpr int kLength = 10;
+  uint64_t accepted = 0, proposed = 0, reused = 0;
+  int carried_cycles = 0;
+  const test::SampledCounts n = test::sample_first_and_last(*spec, *plain, prompt, sp, 1500, kLength, 11000, 900000,
+                                                            [&](const GenerationStats& st) {
+                                                              accepted += st.spec.accepted_draft_tokens;
+                                                              proposed += st.spec.draft_tokens;
+                                                              reused += st.spec.mirror_reused;
+                                                              for (const CycleStats& cs : st.cycles)
+                                                                carried_cycles += cs.carried_nodes > 0 ? 1 : 0;
+                                                            });
+  const double p_first = test::chi_square_p_value(n.first_spec, p1);
+  const double p_last = test::two_sample_p_value(n.last_spec, n.last_plain);
+  std::printf(
+      "auto mirror arm, sampled: first p=%.3f, token %d vs plain p=%.3f; accepted %llu of %llu, %llu rollouts "
+      "reused, %d cycles began carried\n",
+      p_first, kLength, p_last, static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(proposed),
+      static_cast<unsigned long long>(reused), carried_cycles);
+  EXPECT_GT(p_first, 1e-3) << "first-token distribution differs from the target's";
+  EXPECT_GT(p_last, 1e-3) << "a later token's distribution differs from plain sampling";
+  EXPECT_GT(accepted, 0u);
+  EXPECT_LT(accepted, proposed);
+  EXPECT_GT(carried_cycles, 0) << "rollouts must have been carried, or the carry path is untested under sampling";
 }
 
 TEST(AutoSampled, FirstAndSecondTokenDistributionsMatchTarget) {

@@ -15,6 +15,7 @@
 #include "spec/fixed_drafter.h"
 #include "spec/frontier_tree_builder.h"
 #include "spec/latency_profile.h"
+#include "spec/mirror_chain_builder.h"
 #include "spec/static_tree_builder.h"
 
 namespace sf {
@@ -216,8 +217,8 @@ TEST(AutoTreeBuilder, EachArmSaysHowManyTokensItsCycleCanEmit) {
     max_tokens[arm.name] = arm.source != ArmSource::kNone ? arm.max_tokens : 1;
     sources[arm.name] = arm.source;
   }
-  const std::map<std::string, double> expected = {{"plain", 1},   {"lever", 13},  {"edgellm", 13}, {"chain:4", 5},
-                                                  {"chain:2", 3}, {"chain:8", 9}, {"coordgen", 13}};
+  const std::map<std::string, double> expected = {{"plain", 1},   {"lever", 13},  {"edgellm", 13},  {"chain:4", 5},
+                                                  {"chain:2", 3}, {"chain:8", 9}, {"coordgen", 13}, {"mirror", 5}};
   EXPECT_EQ(max_tokens, expected);
   // Beside the draft model, CoordGen's trees draft from the context alone (gain/cost trees,
   // as deep as LEVER's).
@@ -225,6 +226,7 @@ TEST(AutoTreeBuilder, EachArmSaysHowManyTokensItsCycleCanEmit) {
   EXPECT_EQ(sources["lever"], ArmSource::kModel);
   EXPECT_EQ(sources["chain:8"], ArmSource::kModel);
   EXPECT_EQ(sources["coordgen"], ArmSource::kRetrieval);
+  EXPECT_EQ(sources["mirror"], ArmSource::kModel);
 
   config.draft_model_path.clear();  // retrieval: CoordGen's trees of at most 16 and 4 nodes
   max_tokens.clear();
@@ -367,4 +369,43 @@ TEST(AutoTreeBuilder, CarriedDraftsGoBackToTheArmThatLent) {
 }
 
 }  // namespace
+
+// Mirror-SD's rollouts run beside the verification of the mirror arm's trees only (the
+// builder that built the tree says so), and those passes, which ran on the target's
+// narrower pool, do not teach the other arms what a pass costs.
+TEST(AutoTreeBuilder, OnlyTheMirrorArmsPassesRunRolloutsAndTheyTeachNoOtherArmsProfile) {
+  std::vector<AutoArm> arms;
+  FrontierBuilderOptions gain_per_cost;
+  gain_per_cost.objective = FrontierBuilderOptions::Objective::kGainPerCost;
+  arms.push_back(
+      {"lever", std::make_unique<FrontierTreeBuilder>(gain_per_cost, "lever"), false, ArmSource::kModel, 2.0});
+  arms.push_back({"mirror", std::make_unique<MirrorChainBuilder>(2, "mirror"), false, ArmSource::kModel, 3.0});
+  AutoTreeBuilder autob(std::move(arms));
+  LatencyProfile& lever_profile = *autob.arms()[0].builder->latency_profile();
+  test::FixedDrafter drafter(2, 0.9f);
+  GreedyBuild greedy;
+  const auto cycle = [&](double seconds) {
+    TokenTree tree;
+    EXPECT_TRUE(autob.build(drafter, greedy.ctx, &tree).ok());
+    CycleStats stats;
+    stats.tree_nodes = tree.size();
+    stats.rows_verified = tree.size() + 1;
+    stats.verify_seconds = seconds;
+    stats.visited = {{TokenTree::kRoot, 2}};
+    autob.observe(tree, stats);
+    return std::string(autob.policy());
+  };
+  // Each arm's first trial: LEVER's (slow), then the mirror arm's (fast), a 2-token chain.
+  ASSERT_EQ(cycle(1.0), "lever");
+  EXPECT_FALSE(autob.wants_parallel_rollouts());
+  const uint32_t samples = lever_profile.verify_samples(3, 0);  // of 3-row passes (the mirror arm's)
+  ASSERT_EQ(cycle(1e-3), "mirror");
+  EXPECT_TRUE(autob.wants_parallel_rollouts()) << "the mirror arm's, forwarded";
+  EXPECT_TRUE(autob.accepts_carried()) << "a reused rollout goes back to it";
+  EXPECT_EQ(lever_profile.verify_samples(3, 0), samples) << "a narrowed pass is not a pass of LEVER's";
+  // The mirror arm leads now; its cycles keep teaching LEVER's profile nothing.
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(cycle(1e-3), "mirror");
+  EXPECT_EQ(lever_profile.verify_samples(3, 0), samples);
+}
+
 }  // namespace sf
