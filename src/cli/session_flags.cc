@@ -29,16 +29,16 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--io-backend", io_backend, "streaming reads: auto, io_uring or pread")
       ->check(CLI::IsMember({"auto", "io_uring", "pread"}));
   app.add_option("--draft", draft_path, "draft model for speculative decoding (same vocabulary as the target)");
-  app.add_option(
-         "--spec", spec,
-         "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
-         "lever (gain/cost trees + early-exit pruning), edgellm (confidence-paced trees, adaptive "
-         "verification, drafting during the target's I/O), mirror (Mirror-SD: rollouts of the next window "
-         "from the target's early-exit top-k, drafted in parallel with its later layers); coordgen "
-         "(retrieval from the context, no draft model needed; with --draft a hybrid), pld and sam (retrieval "
-         "baselines); cats or kangaroo draft with the target's own first layers, no --draft; auto picks among "
-         "plain decoding, LEVER's and EdgeLLM's trees and chains (retrieval trees without --draft) by their measured "
-         "speed (default: auto; chain when --draft-min or --draft-p-min is given)")
+  app.add_option("--spec", spec,
+                 "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
+                 "lever (gain/cost trees + early-exit pruning), edgellm (confidence-paced trees, adaptive "
+                 "verification, drafting during the target's I/O), mirror (Mirror-SD: rollouts of the next window "
+                 "from the target's early-exit top-k, drafted in parallel with its later layers); coordgen "
+                 "(retrieval from the context, no draft model needed; with --draft a hybrid), pld and sam (retrieval "
+                 "baselines); cats or kangaroo draft with the target's own first layers, no --draft; auto picks among "
+                 "plain decoding, LEVER's and EdgeLLM's trees, chains, Mirror-SD's window (on 4+ cores) and retrieval "
+                 "trees (without --draft: plain decoding and retrieval trees) by their measured speed (default: auto; "
+                 "chain when --draft-min or --draft-p-min is given)")
       ->check(CLI::IsMember({"none", "chain", "tree", "opt-tree", "lever", "edgellm", "mirror", "coordgen", "pld",
                              "sam", "cats", "kangaroo", "auto"}));
   app.add_option("--draft-len", draft_len, "chain: tokens drafted per cycle (gamma); tree: depth (default 4)");
@@ -123,7 +123,7 @@ void SessionFlags::print_notes() const {
                  m.c_str());
 }
 
-// Without --spec: auto, which picks plain decoding, LEVER's trees or a chain (retrieval
+// Without --spec: auto, which picks among plain decoding and the papers' policies (retrieval
 // trees without a draft) by their measured speed on this machine (auto_tree_builder.h), so
 // the default is never much slower than plain decoding. llama.cpp's chain knobs
 // (--draft-min, --draft-p-min) ask for its chain.

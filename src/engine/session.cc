@@ -78,9 +78,11 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
   const bool prune = spec.enabled() && spec.prunes() && (spec.method != SpecConfig::Method::kAuto || hp.n_layer >= 2);
   int exit_layer = 0;
   // Mirror-SD's rollouts: --spec mirror, and auto's mirror arm where the target has a layer
-  // to exit at (the token channel needs the LM head resident, as pruning does).
+  // to exit at (the token channel needs the LM head resident, as pruning does) and the
+  // cores to split (auto_has_mirror_arm).
   const bool mirror_rollouts = spec.enabled() && (spec.method == SpecConfig::Method::kMirror ||
-                                                  (spec.method == SpecConfig::Method::kAuto && prune));
+                                                  (spec.method == SpecConfig::Method::kAuto && prune &&
+                                                   auto_has_mirror_arm(options.n_threads, spec.draft_threads)));
   // Retrieval methods need no draft model; with one, coordgen merges both (hybrid). CATS
   // and Kangaroo draft with the target's own layers.
   const bool self_spec = spec.self_speculative();
@@ -137,7 +139,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     DraftModelDrafter& shared = *first;
     for (size_t i = 0; i < s.slots_.size(); ++i) {
       s.slots_[i].drafter = i == 0 ? std::move(first) : shared.fork(draft_pool, n_ctx);
-      s.slots_[i].builder = make_tree_builder(options.spec);
+      s.slots_[i].builder = make_tree_builder(options.spec, mirror_rollouts);
     }
     if (options.mem_budget.kind == MemoryBudget::Kind::kBytes && draft_bytes >= options.mem_budget.bytes)
       return Status::Errorf(
@@ -366,7 +368,7 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
   SF_ASSIGN_OR_RETURN(const SpecConfig call_spec, resolve_spec(spec));
   // A per-call builder when the call changes the method or the draft length.
   std::unique_ptr<TreeBuilder> call_builder;
-  if (spec.active() && !slot.cats) call_builder = make_tree_builder(call_spec);
+  if (spec.active() && !slot.cats) call_builder = make_tree_builder(call_spec, mirror_ != nullptr);
   if (call_builder && call_builder->latency_profile() && slot.builder->latency_profile())
     *call_builder->latency_profile() = *slot.builder->latency_profile();
   GenerationStats stats;

@@ -35,7 +35,7 @@ FrontierBuilderOptions frontier_options(const SpecConfig& config, FrontierBuilde
 
 }  // namespace
 
-std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
+std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune, bool parallel_rollouts) {
   using Objective = FrontierBuilderOptions::Objective;
   std::vector<AutoArm> arms;
   // Plain decoding first: it is the cheapest to try in every regime, and the rate the
@@ -98,9 +98,11 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune) {
   // the target runs the later layers on the rest (the session narrows the target's pool for
   // those cycles only, mirror_rollout.h). Whether giving the draft cores during the pass
   // pays is this arm's measured rate against the chains': a cycle whose rollout the
-  // verification reuses starts from it (a carried tree, built by this arm).
-  arms.push_back({"mirror", std::make_unique<MirrorChainBuilder>(config.draft_len, "mirror"), false, ArmSource::kModel,
-                  config.draft_len + 1.0});
+  // verification reuses starts from it (a carried tree, built by this arm). Only where the
+  // session gives the target enough cores beside the draft's (auto_has_mirror_arm).
+  if (parallel_rollouts)
+    arms.push_back({"mirror", std::make_unique<MirrorChainBuilder>(config.draft_len, "mirror"), false,
+                    ArmSource::kModel, config.draft_len + 1.0});
   return arms;
 }
 

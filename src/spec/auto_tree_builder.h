@@ -10,9 +10,9 @@
 //    and sized by LEVER's gain/cost rule, then LEVER's gain/cost trees (with early-exit pruning when the
 //    session has a pruner), EdgeLLM's confidence-paced trees (with provisional drafting during
 //    the target's I/O where it measurably pays: EdgeLlmTreeBuilder's ProvisionalSwitch) and
-//    chains of 2, 4 and 8 tokens, and Mirror-SD's window (a chain whose verification
-//    drafts the next window's rollouts on the draft's own threads beside the target's later
-//    layers), all drafted by the draft model: the session's drafter is
+//    chains of 2, 4 and 8 tokens, and, on a machine with the cores for it, Mirror-SD's
+//    window (a chain whose verification drafts the next window's rollouts on the draft's own
+//    threads beside the target's later layers), all drafted by the draft model: the session's drafter is
 //    then a HybridDrafter, and each cycle drafts from the source its arm names (a text that
 //    repeats itself is drafted for free where the draft model guesses wrong);
 //  - without one: plain, and CoordGen's retrieval trees (node budgets 4 and 16).
@@ -96,7 +96,9 @@ struct AutoArm {
 
 // The arms for a config (method kAuto): drafting with a draft model and by retrieval when
 // it names one, else by retrieval. `prune`: the session prunes LEVER's trees.
-std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune);
+// `parallel_rollouts`: the session can draft Mirror-SD's rollouts beside a pass (with a
+// draft model, auto then has the mirror arm; auto_has_mirror_arm, mirror_rollout.h).
+std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune, bool parallel_rollouts = false);
 
 class FrontierTreeBuilder;
 class HybridDrafter;

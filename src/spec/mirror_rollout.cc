@@ -47,6 +47,10 @@ MirrorPlacement mirror_placement(int n_threads, int draft_threads) {
   return p;
 }
 
+bool auto_has_mirror_arm(int n_threads, int draft_threads) {
+  return mirror_placement(n_threads, draft_threads).target_threads >= 3;
+}
+
 void TokenChannel::compute(const float* hidden, int64_t n_rows, int k) {
   const ModelHParams& hp = model_.hparams();
   const ModelWeights& w = model_.weights();

@@ -65,6 +65,13 @@ struct MirrorPlacement {
   int draft_threads = 1;
 };
 MirrorPlacement mirror_placement(int n_threads, int draft_threads);
+// Whether `--spec auto` has a mirror arm on this many threads: only where the target keeps at
+// least 3 threads beside the draft's (4 cores with the default split). Measured on this
+// project's 2-core machine, where the split leaves the target one core: with the arm, auto
+// ran 3-5% slower at budgets of 0-50% on stories260K + its draft (five paired A/Bs; Mirror-SD
+// alone is below the best method in nearly every report row there), its exploration and its
+// noisy leads costing more than its rollouts gain (docs/auto.md).
+bool auto_has_mirror_arm(int n_threads, int draft_threads);
 
 // The token channel: top-k tokens with log-probabilities of the logit lens, per row.
 class TokenChannel {

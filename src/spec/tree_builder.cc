@@ -36,7 +36,7 @@ void add_sampled_children(TokenTree* tree, int32_t parent, NodeDistribution dist
   tree->draft_dist(parent) = std::move(dist.probs);
 }
 
-std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config) {
+std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config, bool parallel_rollouts) {
   using M = SpecConfig::Method;
   const char* name = SpecConfig::method_name(config.method);
   if (config.method == M::kOptTree || config.method == M::kLever || SpecConfig::is_retrieval(config.method)) {
@@ -54,7 +54,7 @@ std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config) {
   if (config.method == M::kAuto) {
     ArmSelectorOptions o;
     o.explore_share = config.auto_explore_share;
-    return std::make_unique<AutoTreeBuilder>(make_auto_arms(config, config.prunes()), o);
+    return std::make_unique<AutoTreeBuilder>(make_auto_arms(config, config.prunes(), parallel_rollouts), o);
   }
   if (config.method == M::kEdgeLlm)
     return std::make_unique<EdgeLlmTreeBuilder>(config.edgellm, config.max_tree_nodes, config.max_tree_depth, name);

@@ -97,7 +97,8 @@ void add_top_children(TokenTree* tree, int32_t parent, const NodeDistribution& d
 void add_sampled_children(TokenTree* tree, int32_t parent, NodeDistribution dist, int width, Sampler& sampler);
 void record_candidates(TokenTree* tree, int32_t parent, const NodeDistribution& dist);
 
-// The builder a SpecConfig names.
-std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config);
+// The builder a SpecConfig names. parallel_rollouts: the session can draft Mirror-SD's
+// rollouts beside a verification pass (auto then has a mirror arm; auto_has_mirror_arm).
+std::unique_ptr<TreeBuilder> make_tree_builder(const SpecConfig& config, bool parallel_rollouts = false);
 
 }  // namespace sf

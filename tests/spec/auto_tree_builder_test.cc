@@ -213,7 +213,7 @@ TEST(AutoTreeBuilder, EachArmSaysHowManyTokensItsCycleCanEmit) {
   config.max_tree_depth = 12;
   std::map<std::string, double> max_tokens;
   std::map<std::string, ArmSource> sources;
-  for (const AutoArm& arm : make_auto_arms(config, true)) {
+  for (const AutoArm& arm : make_auto_arms(config, true, /*parallel_rollouts=*/true)) {
     max_tokens[arm.name] = arm.source != ArmSource::kNone ? arm.max_tokens : 1;
     sources[arm.name] = arm.source;
   }
@@ -227,6 +227,8 @@ TEST(AutoTreeBuilder, EachArmSaysHowManyTokensItsCycleCanEmit) {
   EXPECT_EQ(sources["chain:8"], ArmSource::kModel);
   EXPECT_EQ(sources["coordgen"], ArmSource::kRetrieval);
   EXPECT_EQ(sources["mirror"], ArmSource::kModel);
+  // Mirror-SD's window only where the session can run its rollouts beside a pass.
+  for (const AutoArm& arm : make_auto_arms(config, true)) EXPECT_NE(arm.name, "mirror");
 
   config.draft_model_path.clear();  // retrieval: CoordGen's trees of at most 16 and 4 nodes
   max_tokens.clear();
