@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -201,6 +202,48 @@ TEST(AutoProvisional, TheEdgeLlmArmDraftsDuringTheTargetsIoAndKeepsSome) {
   EXPECT_GT(carried_cycles, 0) << "kept tokens start the next tree";
 }
 
+// Sampling from `spec`, started on an arm that carries drafts into its next cycle:
+// 1,500 generations of ten tokens (a six-token generation often ends in the cycle whose
+// drafts would be carried). The first token must follow the target's distribution and the
+// tenth plain sampling's, drafts must be proposed and some rejected, and some cycles must
+// begin from carried `carried_what`. `each` gathers the test's own counters, `report`
+// prints them after the shared ones.
+void expect_lossless_sampling_with_carries(Session& spec, Session& plain, uint64_t spec_seed, uint64_t plain_seed,
+                                           const char* name, const char* carried_what,
+                                           const std::function<void(const GenerationStats&)>& each,
+                                           const std::function<std::string()>& report) {
+  SamplingParams sp;
+  sp.temperature = 0.9f;
+  sp.top_k = 0;
+  sp.top_p = 1.0f;
+  sp.min_p = 0.0f;
+  const auto prompt = *plain.tokenize("Once upon a time, there was a");
+  const auto p1 = target_distribution(plain, prompt, sp);
+  constexpr int kLength = 10;
+  uint64_t accepted = 0, proposed = 0;
+  int carried_cycles = 0;
+  const test::SampledCounts n = test::sample_first_and_last(spec, plain, prompt, sp, 1500, kLength, spec_seed,
+                                                            plain_seed, [&](const GenerationStats& st) {
+                                                              accepted += st.spec.accepted_draft_tokens;
+                                                              proposed += st.spec.draft_tokens;
+                                                              for (const CycleStats& cs : st.cycles)
+                                                                carried_cycles += cs.carried_nodes > 0 ? 1 : 0;
+                                                              each(st);
+                                                            });
+  const double p_first = test::chi_square_p_value(n.first_spec, p1);
+  const double p_last = test::two_sample_p_value(n.last_spec, n.last_plain);
+  std::printf(
+      "%s, sampled: first p=%.3f, token %d vs plain p=%.3f; accepted %llu of %llu, %s, %d cycles began carried\n", name,
+      p_first, kLength, p_last, static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(proposed),
+      report().c_str(), carried_cycles);
+  EXPECT_GT(p_first, 1e-3) << "first-token distribution differs from the target's";
+  EXPECT_GT(p_last, 1e-3) << "a later token's distribution differs from plain sampling";
+  EXPECT_GT(accepted, 0u);
+  EXPECT_LT(accepted, proposed);
+  EXPECT_GT(carried_cycles, 0) << carried_what
+                               << " must have been carried, or the carry path is untested under sampling";
+}
+
 // Sampling with auto's EdgeLLM arm lending: the first token follows the target's
 // distribution, and the tenth (after cycles that carried provisional tokens) has the same
 // distribution as plain sampling's.
@@ -210,37 +253,11 @@ TEST(AutoProvisional, SamplingStaysLosslessWithDraftsCarried) {
   auto spec = make_session(SpecConfig::Method::kAuto, true, "0%", 400e6, "", /*lend_only_exposed=*/false);
   ASSERT_TRUE(plain && spec);
   start_on_edgellm_arm(*spec);
-  SamplingParams sp;
-  sp.temperature = 0.9f;
-  sp.top_k = 0;
-  sp.top_p = 1.0f;
-  sp.min_p = 0.0f;
-  const auto prompt = *plain->tokenize("Once upon a time, there was a");
-  const auto p1 = target_distribution(*plain, prompt, sp);
-  // Ten tokens: a six-token generation often ends in the cycle whose drafts would be carried.
-  constexpr int kLength = 10;
-  uint64_t accepted = 0, proposed = 0, kept = 0;
-  int carried_cycles = 0;
-  const test::SampledCounts n = test::sample_first_and_last(*spec, *plain, prompt, sp, 1500, kLength, 7000, 800000,
-                                                            [&](const GenerationStats& st) {
-                                                              accepted += st.spec.accepted_draft_tokens;
-                                                              proposed += st.spec.draft_tokens;
-                                                              kept += st.spec.provisional_kept;
-                                                              for (const CycleStats& cs : st.cycles)
-                                                                carried_cycles += cs.carried_nodes > 0 ? 1 : 0;
-                                                            });
-  const double p_first = test::chi_square_p_value(n.first_spec, p1);
-  const double p_last = test::two_sample_p_value(n.last_spec, n.last_plain);
-  std::printf(
-      "auto lending, sampled: first p=%.3f, token %d vs plain p=%.3f; accepted %llu of %llu, kept %llu, "
-      "%d cycles began carried\n",
-      p_first, kLength, p_last, static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(proposed),
-      static_cast<unsigned long long>(kept), carried_cycles);
-  EXPECT_GT(p_first, 1e-3) << "first-token distribution differs from the target's";
-  EXPECT_GT(p_last, 1e-3) << "a later token's distribution differs from plain sampling";
-  EXPECT_GT(accepted, 0u);
-  EXPECT_LT(accepted, proposed);
-  EXPECT_GT(carried_cycles, 0) << "drafts must have been carried, or the carry path is untested under sampling";
+  uint64_t kept = 0;
+  expect_lossless_sampling_with_carries(
+      *spec, *plain, 7000, 800000, "auto lending", "drafts",
+      [&](const GenerationStats& st) { kept += st.spec.provisional_kept; },
+      [&] { return "kept " + std::to_string(kept); });
 }
 
 // Auto has a mirror arm only where the split leaves the target at least 3 threads: on 2
@@ -327,36 +344,11 @@ TEST(AutoMirror, SamplingStaysLosslessWithRolloutsCarried) {
   auto spec = make_session(SpecConfig::Method::kAuto, true, "0%", 400e6, "", true, kThreadsForMirrorArm);
   ASSERT_TRUE(plain && spec);
   start_on_arm(*spec, "mirror");
-  SamplingParams sp;
-  sp.temperature = 0.9f;
-  sp.top_k = 0;
-  sp.top_p = 1.0f;
-  sp.min_p = 0.0f;
-  const auto prompt = *plain->tokenize("Once upon a time, there was a");
-  const auto p1 = target_distribution(*plain, prompt, sp);
-  constexpr int kLength = 10;
-  uint64_t accepted = 0, proposed = 0, reused = 0;
-  int carried_cycles = 0;
-  const test::SampledCounts n = test::sample_first_and_last(*spec, *plain, prompt, sp, 1500, kLength, 11000, 900000,
-                                                            [&](const GenerationStats& st) {
-                                                              accepted += st.spec.accepted_draft_tokens;
-                                                              proposed += st.spec.draft_tokens;
-                                                              reused += st.spec.mirror_reused;
-                                                              for (const CycleStats& cs : st.cycles)
-                                                                carried_cycles += cs.carried_nodes > 0 ? 1 : 0;
-                                                            });
-  const double p_first = test::chi_square_p_value(n.first_spec, p1);
-  const double p_last = test::two_sample_p_value(n.last_spec, n.last_plain);
-  std::printf(
-      "auto mirror arm, sampled: first p=%.3f, token %d vs plain p=%.3f; accepted %llu of %llu, %llu rollouts "
-      "reused, %d cycles began carried\n",
-      p_first, kLength, p_last, static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(proposed),
-      static_cast<unsigned long long>(reused), carried_cycles);
-  EXPECT_GT(p_first, 1e-3) << "first-token distribution differs from the target's";
-  EXPECT_GT(p_last, 1e-3) << "a later token's distribution differs from plain sampling";
-  EXPECT_GT(accepted, 0u);
-  EXPECT_LT(accepted, proposed);
-  EXPECT_GT(carried_cycles, 0) << "rollouts must have been carried, or the carry path is untested under sampling";
+  uint64_t reused = 0;
+  expect_lossless_sampling_with_carries(
+      *spec, *plain, 11000, 900000, "auto mirror arm", "rollouts",
+      [&](const GenerationStats& st) { reused += st.spec.mirror_reused; },
+      [&] { return std::to_string(reused) + " rollouts reused"; });
 }
 
 TEST(AutoSampled, FirstAndSecondTokenDistributionsMatchTarget) {

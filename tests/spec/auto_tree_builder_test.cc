@@ -256,6 +256,20 @@ struct GreedyBuild {
   BuildContext ctx;
 };
 
+// One cycle of auto: it builds a tree, and the target takes `verify_seconds` to verify it
+// and accepts none of it (it chose token 2 at the root). Returns the policy that built it.
+std::string run_cycle(AutoTreeBuilder& autob, Drafter& drafter, const BuildContext& ctx, double verify_seconds) {
+  TokenTree tree;
+  EXPECT_TRUE(autob.build(drafter, ctx, &tree).ok());
+  CycleStats stats;
+  stats.tree_nodes = tree.size();
+  stats.rows_verified = tree.size() + 1;
+  stats.verify_seconds = verify_seconds;
+  stats.visited = {{TokenTree::kRoot, 2}};
+  autob.observe(tree, stats);
+  return autob.policy();
+}
+
 // Plain decoding chosen as the best arm runs in stretches of 16 cycles without choosing
 // again, where a look at the context is not made (here: no retrieval at all). So a stale
 // arm is re-measured at the end of a stretch: after 32 plain cycles, not after the 20 the
@@ -334,17 +348,7 @@ TEST(AutoTreeBuilder, CarriedDraftsGoBackToTheArmThatLent) {
   test::FixedDrafter drafter(1, 1.0f);
   GreedyBuild greedy;
   const BuildContext& ctx = greedy.ctx;
-  const auto cycle = [&](const BuildContext& c, double seconds) {
-    TokenTree tree;
-    EXPECT_TRUE(autob.build(drafter, c, &tree).ok());
-    CycleStats stats;
-    stats.tree_nodes = tree.size();
-    stats.rows_verified = tree.size() + 1;
-    stats.verify_seconds = seconds;
-    stats.visited = {{TokenTree::kRoot, 2}};
-    autob.observe(tree, stats);
-    return std::string(autob.policy());
-  };
+  const auto cycle = [&](const BuildContext& c, double seconds) { return run_cycle(autob, drafter, c, seconds); };
   int32_t leaf = -1;
   const NodeDistribution* dist = nullptr;
   // Each arm's first trial: the chain's (fast: 1 ms), then the lender's (slow: 1 s).
@@ -386,17 +390,7 @@ TEST(AutoTreeBuilder, OnlyTheMirrorArmsPassesRunRolloutsAndTheyTeachNoOtherArmsP
   LatencyProfile& lever_profile = *autob.arms()[0].builder->latency_profile();
   test::FixedDrafter drafter(2, 0.9f);
   GreedyBuild greedy;
-  const auto cycle = [&](double seconds) {
-    TokenTree tree;
-    EXPECT_TRUE(autob.build(drafter, greedy.ctx, &tree).ok());
-    CycleStats stats;
-    stats.tree_nodes = tree.size();
-    stats.rows_verified = tree.size() + 1;
-    stats.verify_seconds = seconds;
-    stats.visited = {{TokenTree::kRoot, 2}};
-    autob.observe(tree, stats);
-    return std::string(autob.policy());
-  };
+  const auto cycle = [&](double seconds) { return run_cycle(autob, drafter, greedy.ctx, seconds); };
   // Each arm's first trial: LEVER's (slow), then the mirror arm's (fast), a 2-token chain.
   ASSERT_EQ(cycle(1.0), "lever");
   EXPECT_FALSE(autob.wants_parallel_rollouts());
