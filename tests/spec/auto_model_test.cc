@@ -320,7 +320,9 @@ TEST(AutoMirror, TheMirrorArmDraftsRolloutsBesideTheTargetAndReusesSome) {
         ++carried_cycles;
         EXPECT_EQ(cs.policy, "mirror") << "a reused rollout goes back to the mirror arm";
       }
-      if (cs.mirror_outcome != 0) EXPECT_EQ(cs.policy, "mirror") << "only the mirror arm launches rollouts";
+      if (cs.mirror_outcome != 0) {
+        EXPECT_EQ(cs.policy, "mirror") << "only the mirror arm launches rollouts";
+      }
     }
   }
   std::printf(
