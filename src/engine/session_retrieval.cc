@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/session.h"
+#include "ops/top_k.h"
 #include "spec/hybrid_drafter.h"
 #include "spec/retrieval_drafter.h"
 
@@ -88,7 +89,7 @@ Status Session::evaluate_top_k(ModelRunner& target, const std::vector<int32_t>& 
                           static_cast<long long>(target.n_past() + static_cast<int64_t>(tokens.size())),
                           target.n_ctx());
   std::vector<float> logits;
-  std::vector<int32_t> ids(static_cast<size_t>(n_vocab));
+  std::vector<int32_t> ids;
   const int64_t n = static_cast<int64_t>(tokens.size());
   for (int64_t begin = 0; begin < n; begin += options_.max_batch) {
     if (options_.cancel != nullptr && options_.cancel->load()) return Status::Error(SessionOptions::kCancelledMessage);
@@ -101,10 +102,8 @@ Status Session::evaluate_top_k(ModelRunner& target, const std::vector<int32_t>& 
       const float max = *std::max_element(l, l + n_vocab);
       double sum = 0;
       for (int i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(l[i] - max));
-      for (int i = 0; i < n_vocab; ++i) ids[i] = i;
       const int kk = std::min(k, n_vocab);
-      std::partial_sort(ids.begin(), ids.begin() + kk, ids.end(),
-                        [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
+      top_k_indices(l, n_vocab, kk, &ids);
       std::vector<TokenProb> top;
       for (int i = 0; i < kk; ++i)
         top.push_back({ids[i], static_cast<float>(std::exp(static_cast<double>(l[ids[i]] - max)) / sum)});

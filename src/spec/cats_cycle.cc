@@ -5,6 +5,7 @@
 
 #include "base/check.h"
 #include "base/timer.h"
+#include "ops/top_k.h"
 #include "spec/tree_batch.h"
 
 namespace sf {
@@ -26,12 +27,8 @@ ForwardBatch batch_rows(const ForwardBatch& b, int64_t begin, int64_t end) {
 
 // Token ids of the `k` largest logits, best first (ties: lower id first).
 std::vector<int32_t> top_tokens(const float* logits, int n_vocab, int k) {
-  std::vector<int32_t> ids(static_cast<size_t>(n_vocab));
-  std::iota(ids.begin(), ids.end(), 0);
-  k = std::min(k, n_vocab);
-  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
-                    [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
-  ids.resize(static_cast<size_t>(k));
+  std::vector<int32_t> ids;
+  top_k_indices(logits, n_vocab, k, &ids);
   return ids;
 }
 

@@ -5,6 +5,7 @@
 
 #include "base/timer.h"
 #include "ops/norm.h"
+#include "ops/top_k.h"
 #include "spec/mirror_chain_builder.h"
 #include "spec/provisional_generation.h"
 
@@ -63,13 +64,11 @@ void TokenChannel::compute(const float* hidden, int64_t n_rows, int k) {
   top_.assign(static_cast<size_t>(n_rows), {});
   log_z_.assign(static_cast<size_t>(n_rows), 0.0f);
   n_vocab_ = n_vocab;
-  std::vector<int32_t> ids(static_cast<size_t>(n_vocab));
+  std::vector<int32_t> ids;
   const int kk = static_cast<int>(std::min<int64_t>(k, n_vocab));
   for (int64_t r = 0; r < n_rows; ++r) {
     const float* l = logits_.data() + r * n_vocab;
-    for (int64_t i = 0; i < n_vocab; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-    std::partial_sort(ids.begin(), ids.begin() + kk, ids.end(),
-                      [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
+    top_k_indices(l, n_vocab, kk, &ids);
     const float max = l[ids[0]];
     double sum = 0;
     for (int64_t i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(l[i] - max));
