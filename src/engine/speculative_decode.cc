@@ -161,6 +161,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
       cycle.carried_nodes = carried.tree.size();
     }
     cycle.threshold = builder.threshold();
+    cycle.hidden_io_seconds = ctx.hidden_draft_seconds;
     SF_RETURN_IF_ERROR(drafter.begin_cycle(history, sampling, draft_sampler));
     SF_RETURN_IF_ERROR(builder.build(drafter, ctx, &tree));
     have_carried = false;

@@ -333,11 +333,20 @@ void AutoTreeBuilder::observe_shorter_chains(const TokenTree& tree, const CycleS
     if (static_cast<int>(a) == current_ || k < 1 || k >= k_run || arm.source != chosen.source) continue;
     const double share = static_cast<double>(k) / k_run;
     const double draft = std::max(share * stats.draft_seconds, stats.draft_seconds - (k_run - k) * step);
+    // Drafting while the pass's first streamed weights were still being read did not make
+    // the cycle longer: the pass would have waited for them anyway. Cutting it saves only
+    // what ran past that read-ahead; the rest would have become the pass's I/O stall.
+    // (Counted as saved, it made chain:4 look as fast as chain:8 at a 50% budget, where
+    // most of a chain's drafting hides under the reads: in the reports' 50% rows auto ran
+    // chain:4 in 62 (c384744's run) and 153 (57b7a0a's) of ~280 cycles, at ~0.85x chain:8.)
+    const double hidden = stats.hidden_io_seconds;
+    const double draft_saved = std::max(stats.draft_seconds, hidden) - std::max(draft, hidden);
+    const double stall_added = (stats.draft_seconds - draft) - draft_saved;
     // The rows it would not have verified, at the profile's cost of a row there (a slope
     // fitted over the measured row counts: at a streamed budget the difference of two
     // cells, each a mean of I/O-bound passes, was mostly noise and often zero).
     const double rows_saved = (k_run - k) * profile->marginal_seconds((k + k_run) / 2 + 1, stats.context);
-    const double verify = std::max(share * stats.verify_seconds, stats.verify_seconds - rows_saved);
+    const double verify = std::max(share * stats.verify_seconds, stats.verify_seconds - rows_saved) + stall_added;
     selector_.observe_inferred(static_cast<int>(a), std::min(stats.accepted, k) + 1.0, draft + verify, draft);
   }
 }

@@ -28,7 +28,10 @@ struct CycleStats {
   double draft_seconds = 0;
   double verify_seconds = 0;    // target forward + acceptance walk
   double io_stall_seconds = 0;  // part of verify_seconds spent waiting for streamed weights
-  double threshold = -1;        // the builder's verification threshold (EdgeLLM's alpha), if any
+  // The read-ahead of this cycle's pass still to come when drafting began
+  // (BuildContext::hidden_draft_seconds): drafting up to this long overlapped that I/O.
+  double hidden_io_seconds = 0;
+  double threshold = -1;  // the builder's verification threshold (EdgeLLM's alpha), if any
   // EdgeLLM's provisional generation during this cycle's verification: tokens drafted,
   // tokens the verification confirmed, and the worker's drafting time.
   int32_t provisional_tokens = 0;

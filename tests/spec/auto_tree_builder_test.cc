@@ -203,6 +203,42 @@ TEST(AutoTreeBuilder, AChainsCycleMeasuresTheShorterChains) {
   EXPECT_EQ(sel.rate(1), rate_before);
 }
 
+// Drafting that ran while the pass's first streamed weights were still being read did not
+// lengthen the cycle, so a shorter chain's inferred cycle saves only the drafting past that
+// read-ahead (CycleStats::hidden_io_seconds); the rest would have been I/O stall.
+TEST(AutoTreeBuilder, AShorterChainSavesOnlyTheDraftingPastTheReadAhead) {
+  // chain:4's time per cycle, inferred from one chain:8 cycle whose drafting (1 ms) overlapped
+  // `hidden` seconds of read-ahead.
+  const auto chain4_seconds = [](double hidden) {
+    std::vector<AutoArm> arms;
+    for (int k : {8, 4}) {
+      const char* name = k == 8 ? "chain:8" : "chain:4";
+      arms.push_back({name, std::make_unique<StaticTreeBuilder>(std::vector<int>(k, 1), name), false, ArmSource::kModel,
+                      k + 1.0, k});
+    }
+    arms.push_back({"lever", std::make_unique<FrontierTreeBuilder>(FrontierBuilderOptions{}, "lever")});
+    AutoTreeBuilder autob(std::move(arms));
+    LatencyProfile* profile = autob.latency_profile();
+    for (int rows = 1; rows <= 13; ++rows) profile->observe_verify(rows, 10, 0.6e-3 + 0.05e-3 * rows);
+    profile->observe_draft(1, 0.05e-3);  // a draft step: 0.1 ms
+    TokenTree tree;
+    for (int d = 0; d < 8; ++d) tree.add(10 + d, d - 1, 0.9f);
+    CycleStats stats;
+    stats.context = 10;
+    stats.tree_nodes = 8;
+    stats.accepted = 3;
+    stats.draft_seconds = 1.0e-3;
+    stats.verify_seconds = 0.6e-3 + 0.05e-3 * 9;
+    stats.hidden_io_seconds = hidden;
+    autob.observe(tree, stats);
+    return autob.selector().tokens_per_cycle(1) / autob.selector().rate(1);
+  };
+  const double verify4 = 0.6e-3 + 0.05e-3 * 5;
+  EXPECT_NEAR(chain4_seconds(0), 0.6e-3 + verify4, 1e-9) << "nothing hidden: its 4 steps fewer are saved";
+  EXPECT_NEAR(chain4_seconds(0.8e-3), 0.8e-3 + verify4, 1e-9) << "only the 0.2 ms past the read-ahead";
+  EXPECT_NEAR(chain4_seconds(2e-3), 1.0e-3 + verify4, 1e-9) << "all of it hidden: only its rows are saved";
+}
+
 // The selector is told how many tokens each arm's cycle can emit, so that an arm that cannot
 // catch up with the best at its measured cost per cycle (plain decoding, a short chain, when
 // every cycle costs a streamed pass) counts as far behind from its first cycle.
