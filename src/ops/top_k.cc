@@ -26,10 +26,9 @@ int64_t CountAtLeast(const float* x, int64_t n, float t) {
   return count;
 }
 
-// The values of x[0..n) that are >= t and their indices, in index order, into values and
-// ids (each with room for their count + Lanes entries: a compressed store may write a whole
-// vector past them);
-// returns how many.
+// Stores the values of x[0..n) that are >= t, and their indices, in index order into
+// values and ids, and returns how many. Each needs room for that many plus one vector's
+// lanes: a compressed store may write a whole vector.
 int64_t CollectAtLeast(const float* x, int64_t n, float t, float* values, int32_t* ids) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
