@@ -118,9 +118,12 @@ TEST(LlamaFlags, SpecNoneWithADraftDecodesPlainly) {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  const auto by_default = stats_json(base);
+  // Afresh: a profile another test left in the runner's shared XDG cache can show every
+  // drafting arm far behind plain decoding, and then 24 tokens try none of them (CI failed
+  // so once).
+  const auto by_default = stats_json(with({"--auto-profile-dir", "none"}));
   EXPECT_EQ(by_default["method"].get<std::string>(), "auto");
-  EXPECT_GT(by_default["draft_tokens"].get<int>(), 0) << "auto tries its drafting arms";
+  EXPECT_GT(by_default["draft_tokens"].get<int>(), 0) << "auto, knowing nothing yet, tries its drafting arms";
   const auto none = stats_json(with({"--spec", "none"}));
   EXPECT_EQ(none["method"].get<std::string>(), "none");
   EXPECT_EQ(none["draft_tokens"].get<int>(), 0);
