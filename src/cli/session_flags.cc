@@ -21,7 +21,8 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
       ->check(CLI::Range(0, 1 << 22));
   app.add_option("--mem-budget", mem_budget,
                  "DRAM budget: bytes for the whole footprint (300M, 2G) or the share of the layer weights to pin "
-                 "(25%); the rest streams from storage every pass (default: everything resident)");
+                 "(25%; the embeddings and the LM head stay resident on top); the rest streams from storage every "
+                 "pass (default: everything resident)");
   app.add_option("--io-bandwidth", io_bandwidth,
                  "EMULATE storage of this read rate in bytes/s (4G ~ UFS 4.0, 2G ~ UFS 3.1); default: the real device");
   app.add_option("--stream-buffers", stream_buffers, "layer buffers in the streaming ring (>= 1; 2 double-buffers)")

@@ -1,9 +1,9 @@
 // Parsing of --mem-budget and --io-bandwidth values.
 //
 // --mem-budget is either an absolute byte count for the whole footprint ("300M", "2G",
-// "1.5GiB", "123456") or a share of the model ("25%"): the share of the streamable weights
-// (the layer matrices and an untied LM head) to pin in DRAM, the rest of the footprint
-// (embeddings, norms, KV cache, scratch, stream buffers) coming on top. Memory sizes use
+// "1.5GiB", "123456") or a share of the model ("25%"): the share of the layer matrices to
+// pin in DRAM, the rest of the footprint (embeddings, norms, the LM head, KV cache, scratch,
+// stream buffers) coming on top. Memory sizes use
 // binary units (M = MiB). --io-bandwidth is a rate in decimal units, as flash is specified
 // ("2G" = 2e9 bytes/s).
 #pragma once

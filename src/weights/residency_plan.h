@@ -2,7 +2,8 @@
 // every forward pass, and the memory this costs, under a MemoryBudget.
 //
 // The plan pins a prefix of layers (self-speculation needs the shallow layers resident)
-// and, when it fits, the LM head; everything else streams through a ring of n_buffers
+// and the LM head (always at a share budget; within a byte budget when it fits, or when
+// required); everything else streams through a ring of n_buffers
 // buffers, each large enough for the largest streamed unit. The footprint it accounts:
 //   base (token embeddings, norms) + pinned units + stream buffers + KV cache + scratch.
 // A budget below the smallest possible footprint is an error that names that minimum.
@@ -40,9 +41,10 @@ struct ResidencyPlan {
 };
 
 // kv_bytes and scratch_bytes: what the session will allocate besides weights.
-// require_head: the LM head must be resident (early-exit scoring reads it mid-pass). With a
-// share budget it is pinned on top of the share, like the embeddings; with a byte budget
-// it counts in the footprint as always.
+// require_head: the LM head must be resident (early-exit scoring reads it mid-pass). A share
+// budget pins it for every method, on top of the share of the layers, like the embeddings
+// (so every method streams the same bytes at the same share); with a byte budget it counts
+// in the footprint as always.
 Result<ResidencyPlan> plan_residency(const ModelWeights& w, uint64_t kv_bytes, uint64_t scratch_bytes,
                                      const MemoryBudget& budget, int n_buffers = 2, bool require_head = false);
 

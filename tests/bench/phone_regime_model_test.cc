@@ -14,7 +14,8 @@ TEST(PhoneRegime, RateIsBytesPerFortyMeasuredDraftSteps) {
   o.n_threads = 2;
   auto regime = measure_phone_regime(o, test::source_path("models/stories260K-draft.gguf"));
   ASSERT_TRUE(regime.ok()) << regime.status().message();
-  EXPECT_GT(regime->streamed_bytes_per_pass, 1000000u) << "stories260K streams ~1 MiB per pass at 0%";
+  // Its five layers (184 KiB each) at 0%; the LM head stays resident at a share budget.
+  EXPECT_GT(regime->streamed_bytes_per_pass, 900000u) << "stories260K streams ~904 KiB per pass at 0%";
   EXPECT_GT(regime->draft_step_seconds, 0);
   EXPECT_GT(regime->device_pass_seconds, 0) << "real passes at 0% were timed";
   EXPECT_NEAR(regime->io_bandwidth * kPhonePassInDraftSteps * regime->draft_step_seconds,

@@ -9,7 +9,9 @@
 
 #include "base/aligned_buffer.h"
 #include "engine/session.h"
+#include "spec/spec_config.h"
 #include "test_paths.h"
+#include "weights/residency_plan.h"
 
 namespace sf {
 namespace {
@@ -188,12 +190,63 @@ TEST(ResidencyPlanning, ByteBudgetFitsAndTooSmallBudgetNamesTheMinimum) {
   EXPECT_LE((*s)->plan().footprint_bytes(), 27u << 20);
   EXPECT_EQ((*s)->plan().buffer_bytes % AlignedBuffer::kHugePageBytes, 0u);
   EXPECT_TRUE((*s)->plan().streams());
-  // A share pins that share of the streamable bytes: 70% holds 2 of the 3 layers (+ head).
+  // A share pins that share of the layers' bytes, the head on top: 70% holds 2 of the 3.
   o.mem_budget = *MemoryBudget::parse("70%");
   auto share = Session::create(o);
   ASSERT_TRUE(share.ok()) << share.status().message();
   EXPECT_EQ((*share)->plan().n_resident_layers, 2);
   EXPECT_TRUE((*share)->plan().streams());
+}
+
+// At a share budget every method keeps the LM head resident and pins the same layers, so
+// all of them stream the same bytes per pass: before, only the methods that need the head
+// (early-exit pruning: LEVER, and auto through its LEVER arm) pinned it on top of the share,
+// and at 0% they streamed 904 KiB a pass of stories260K against everyone else's 1.0 MiB.
+// A byte budget still counts the head like everything else.
+TEST(ResidencyPlanning, AShareBudgetPinsTheHeadForEveryMethod) {
+  const auto plan_for = [](const char* budget, SpecConfig::Method method) {
+    SessionOptions o;
+    o.model_path = test::shared_path("models/stories260K.gguf");
+    o.n_ctx = 64;
+    o.mem_budget = *MemoryBudget::parse(budget);
+    o.spec.method = method;
+    if (method != SpecConfig::Method::kNone)
+      o.spec.draft_model_path = test::source_path("models/stories260K-draft.gguf");
+    if (method == SpecConfig::Method::kLever) o.spec.prune.enabled = true;
+    auto s = Session::create(o);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s.ok() ? (*s)->plan() : ResidencyPlan{};
+  };
+  for (const char* budget : {"0%", "25%", "50%"}) {
+    const ResidencyPlan plain = plan_for(budget, SpecConfig::Method::kNone);
+    const ResidencyPlan chain = plan_for(budget, SpecConfig::Method::kChain);
+    const ResidencyPlan lever = plan_for(budget, SpecConfig::Method::kLever);
+    EXPECT_TRUE(plain.head_resident) << budget;
+    EXPECT_TRUE(chain.head_resident) << budget;
+    EXPECT_TRUE(lever.head_resident) << budget;
+    EXPECT_EQ(plain.n_resident_layers, lever.n_resident_layers) << budget;
+    EXPECT_EQ(chain.n_resident_layers, lever.n_resident_layers) << budget;
+    EXPECT_EQ(plain.streamed_bytes_per_pass, lever.streamed_bytes_per_pass) << budget;
+    EXPECT_EQ(chain.streamed_bytes_per_pass, lever.streamed_bytes_per_pass) << budget;
+    EXPECT_TRUE(plain.streams()) << budget;
+  }
+  // stories260K's five layers are equal: a share pins floor(share x 5) of them.
+  EXPECT_EQ(plan_for("0%", SpecConfig::Method::kNone).n_resident_layers, 0);
+  EXPECT_EQ(plan_for("25%", SpecConfig::Method::kNone).n_resident_layers, 1);
+  EXPECT_EQ(plan_for("50%", SpecConfig::Method::kNone).n_resident_layers, 2);
+  // A byte budget just above the smallest footprint with the head streamed: plain decoding
+  // fits it with the head streamed, while pruning, which needs the head, does not.
+  SessionOptions o;
+  o.model_path = test::shared_path("models/stories260K.gguf");
+  o.n_ctx = 64;
+  const ResidencyPlan zero = plan_for("0%", SpecConfig::Method::kNone);
+  const uint64_t head_bytes = zero.resident_unit_bytes;
+  ASSERT_GT(head_bytes, 0u);
+  o.mem_budget.kind = MemoryBudget::Kind::kBytes;
+  o.mem_budget.bytes = zero.footprint_bytes() - head_bytes + head_bytes / 2;
+  auto tight = Session::create(o);
+  ASSERT_TRUE(tight.ok()) << tight.status().message();
+  EXPECT_FALSE((*tight)->plan().head_resident);
 }
 
 }  // namespace
