@@ -273,6 +273,52 @@ bool has_arm(Session& session, const std::string& name) {
   return false;
 }
 
+// Auto's LEVER arm has its trees pruned at the early exit only where the layers after the
+// exit are resident: a streamed layer's pass waits on its reads whatever the rows, so there
+// a dropped row saves nothing and costs the tokens it would have been accepted with. At 0%
+// (EMULATED 25 MB/s, LEVER's trees of up to 64 nodes) auto runs the arm unpruned while
+// `--spec lever` prunes; with everything resident auto prunes.
+TEST(AutoPruning, TheLeverArmIsPrunedOnlyWhereTheLaterLayersAreResident) {
+  SF_SKIP_WITHOUT_SHARED();
+  auto plain = make_session(SpecConfig::Method::kNone, false, "100%", 0);
+  auto streamed = make_session(SpecConfig::Method::kAuto, true, "0%", 25e6);
+  auto half = make_session(SpecConfig::Method::kAuto, true, "50%", 25e6);
+  auto resident = make_session(SpecConfig::Method::kAuto, true, "100%", 0);
+  SessionOptions lo;
+  lo.model_path = test::shared_path("models/stories260K.gguf");
+  lo.n_threads = 2;
+  lo.n_ctx = 256;
+  lo.mem_budget = *MemoryBudget::parse("0%");
+  lo.io_bandwidth = 25e6;
+  lo.spec.method = SpecConfig::Method::kLever;
+  lo.spec.prune.enabled = true;  // as `--spec lever` sets it
+  lo.spec.draft_model_path = test::source_path("models/stories260K-draft.gguf");
+  auto made = Session::create(lo);
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  auto lever = std::move(*made);
+  ASSERT_TRUE(plain && streamed && half && resident && lever);
+  EXPECT_FALSE(streamed->auto_prunes());
+  EXPECT_FALSE(half->auto_prunes()) << "2 of 5 layers pinned, the exit after layer 2";
+  EXPECT_TRUE(resident->auto_prunes());
+  start_on_arm(*streamed, "lever");
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  uint64_t auto_pruned = 0, lever_pruned = 0, lever_cycles = 0;
+  for (const std::string text : {"Once upon a time", "The little dog was sad because"}) {
+    const auto prompt = *plain->tokenize(text);
+    const auto want = generate(*plain, prompt, 40, greedy, nullptr);
+    GenerationStats a, l;
+    ASSERT_EQ(generate(*streamed, prompt, 40, greedy, &a), want) << text;
+    ASSERT_EQ(generate(*lever, prompt, 40, greedy, &l), want) << text;
+    auto_pruned += a.spec.rows_pruned;
+    lever_pruned += l.spec.rows_pruned;
+    for (const CycleStats& cs : a.cycles) lever_cycles += cs.policy == "lever";
+  }
+  EXPECT_GT(lever_cycles, 5u) << "auto ran its LEVER arm";
+  EXPECT_EQ(auto_pruned, 0u);
+  EXPECT_GT(lever_pruned, 0u) << "the same trees pruned by --spec lever";
+}
+
 TEST(AutoMirror, TheArmIsOfferedOnlyWhereTheTargetKeepsThreeThreads) {
   SF_SKIP_WITHOUT_SHARED();
   EXPECT_FALSE(auto_has_mirror_arm(2, 0));
