@@ -208,17 +208,6 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
     return plan.status();
   }
   s.plan_ = std::move(plan).value();
-  // auto's LEVER arm prunes only where a dropped row saves compute: where no layer after the
-  // exit layer streams. A streamed layer's share of a pass waits on its reads whatever the
-  // rows, so dropping rows there saves nothing and loses the tokens they would have been
-  // accepted with (stories260K + draft at EMULATED 25 MB/s, 0% and 25%, every method
-  // streaming the same bytes: LEVER's trees accepted 6.39 tokens a pass pruned against 6.80
-  // unpruned, 0.95x the rate, and auto ran them pruned). `--spec lever` prunes as the paper
-  // does (`--lever-no-prune` switches it off).
-  if (s.pruner_) {
-    s.auto_prunes_ = true;
-    for (int l = exit_layer; l < hp.n_layer; ++l) s.auto_prunes_ = s.auto_prunes_ && s.plan_.resident[l];
-  }
   SF_RETURN_IF_ERROR(s.model_->mutable_weights().load_units(s.plan_.resident));
 
   LayerSource* source = nullptr;
@@ -369,6 +358,20 @@ Status Session::evaluate(ModelRunner& target, const std::vector<int32_t>& tokens
   return Status::Ok();
 }
 
+// auto's LEVER arm prunes only where a dropped row saves compute: where no layer after the
+// exit layer streams. A streamed layer's share of a pass waits on its reads whatever the
+// rows, so dropping rows there saves nothing and loses the tokens they would have been
+// accepted with (stories260K + draft at EMULATED 25 MB/s, 0% and 25%, every method
+// streaming the same bytes: LEVER's trees accepted 6.39 tokens a pass pruned against 6.80
+// unpruned, 0.95x the rate, and auto ran them pruned). `--spec lever` prunes as the paper
+// does (`--lever-no-prune` switches it off).
+bool Session::auto_prunes() const {
+  if (!pruner_) return false;
+  for (int l = pruner_->config().exit_layer; l < model_->hparams().n_layer; ++l)
+    if (!plan_.resident[static_cast<size_t>(l)]) return false;
+  return true;
+}
+
 Result<GenerationStats> Session::generate(int slot_index, const std::vector<int32_t>& prompt, int n_predict,
                                           const SamplingParams& sampling, bool ignore_eos, const SpecOverride& spec,
                                           const std::function<bool(int32_t, const std::string&)>& on_token) {
@@ -394,7 +397,7 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
     SF_RETURN_IF_ERROR(decode_cats(slot, call_spec, prompt, n_predict, sampling, ignore_eos, on_token, &stats));
   } else if (call_spec.enabled()) {
     TreeBuilder& builder = call_builder ? *call_builder : *slot.builder;
-    const bool prunes = call_spec.prunes() && (call_spec.method != SpecConfig::Method::kAuto || auto_prunes_);
+    const bool prunes = call_spec.prunes() && (call_spec.method != SpecConfig::Method::kAuto || auto_prunes());
     const TreePruner* pruner = prunes ? pruner_.get() : nullptr;
     SF_RETURN_IF_ERROR(
         decode_speculative(slot, builder, pruner, prompt, n_predict, sampling, ignore_eos, on_token, &stats));

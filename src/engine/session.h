@@ -144,8 +144,8 @@ class Session {
   TreeBuilder* tree_builder() { return slots_[0].builder.get(); }
   const TreePruner* tree_pruner() const { return pruner_.get(); }
   // Whether auto's LEVER arm has its trees pruned: only where no layer after the exit layer
-  // streams (see Session::create).
-  bool auto_prunes() const { return auto_prunes_; }
+  // streams.
+  bool auto_prunes() const;
   const MirrorSpeculation* mirror() const { return mirror_.get(); }
   // The key of this session's latency profile (model, budget, storage rate, threads). The
   // builders' profile is seeded at creation: loaded from spec.profile_path when that file's
@@ -269,7 +269,6 @@ class Session {
   // Mirror-SD: the token channel and the rollouts (run by rollout_worker_ on draft_pool_).
   std::unique_ptr<MirrorSpeculation> mirror_;
   std::unique_ptr<TreePruner> pruner_;  // early-exit pruning (lever), shared by the slots: stateless
-  bool auto_prunes_ = false;            // auto's LEVER arm prunes (a pruner, the later layers resident)
   // coordgen's persistent store, shared by the slots.
   std::shared_ptr<HistoryStore> history_;
   double load_seconds_ = 0;
