@@ -229,6 +229,11 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       spec.prune = c.prune;
       if (m.param > 0) spec.auto_explore_share = m.param / 100.0;
       spec.auto_profile_dir = m.kind == K::kAuto ? c.auto_profile_dir : std::string();
+      // An auto:N row keeps its own profile: sharing auto's, it started each session from
+      // the arms auto's exploring had measured, and a smaller share looked better for
+      // exploring on auto's time (docs/auto.md, the fd61ed8 run).
+      if (m.param > 0 && !spec.auto_profile_dir.empty())
+        spec.auto_profile_dir += "/explore-" + std::to_string(m.param) + "pct";
       break;
     default:
       spec.method = SpecConfig::Method::kNone;

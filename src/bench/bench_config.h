@@ -119,7 +119,8 @@ struct BenchConfig {
   int draft_threads = 0;  // mirror: the draft's thread group (0: a quarter of the cores)
   std::string profile_path;
   // auto: where its sessions keep what they learnt (SpecConfig::auto_profile_dir); the bench
-  // command gives each bench run a fresh directory unless told otherwise. auto-cold ignores it.
+  // command gives each bench run a fresh directory unless told otherwise. auto-cold ignores it;
+  // auto:N keeps its own in a subdirectory (explore-Npct).
   std::string auto_profile_dir;
   bool per_category = false;
   CatsConfig cats;  // cats, cats-noadapter (no adapters), kangaroo (no verifier adapter)

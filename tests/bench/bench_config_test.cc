@@ -288,5 +288,19 @@ TEST(BenchAuto, AutoKeepsItsProfileWhereTheBenchSaysAndAutoColdNowhere) {
   EXPECT_DOUBLE_EQ(spec_for(c, (*methods)[2]).auto_explore_share, 0.02);
 }
 
+// auto:N learns only from its own sessions: with auto's profile it would start from the
+// arms auto's exploring measured, and its smaller share would look better for it.
+TEST(BenchAuto, EachExploreShareKeepsItsOwnProfile) {
+  auto methods = parse_methods("auto,auto:1,auto:2");
+  ASSERT_TRUE(methods.ok()) << methods.status().message();
+  BenchConfig c = valid_config();
+  c.auto_profile_dir = "/tmp/profiles";
+  EXPECT_EQ(spec_for(c, (*methods)[0]).auto_profile_dir, "/tmp/profiles");
+  EXPECT_EQ(spec_for(c, (*methods)[1]).auto_profile_dir, "/tmp/profiles/explore-1pct");
+  EXPECT_EQ(spec_for(c, (*methods)[2]).auto_profile_dir, "/tmp/profiles/explore-2pct");
+  c.auto_profile_dir.clear();
+  EXPECT_EQ(spec_for(c, (*methods)[1]).auto_profile_dir, "") << "no profile: none for auto:N either";
+}
+
 }  // namespace
 }  // namespace sf::bench
