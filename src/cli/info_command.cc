@@ -9,9 +9,16 @@
 #include "cli/commands.h"
 #include "gguf/gguf_file.h"
 #include "model/hparams.h"
+#include "model/stored_layout.h"
 
 namespace sf::cli {
 namespace {
+
+int count_row_panel_tensors(const gguf::GgufFile& f) {
+  int n = 0;
+  for (const auto& t : f.tensors()) n += is_row_panel_tensor_name(t.name) ? 1 : 0;
+  return n;
+}
 
 nlohmann::ordered_json info_json(const std::string& path, const gguf::GgufFile& f, const Result<ModelHParams>& hp,
                                  bool list_tensors) {
@@ -49,6 +56,7 @@ nlohmann::ordered_json info_json(const std::string& path, const gguf::GgufFile& 
     params += static_cast<uint64_t>(t.n_elements());
   }
   j["n_tensors"] = f.tensors().size();
+  j["row_panel_tensors"] = count_row_panel_tensors(f);
   j["n_params"] = params;
   j["weight_bytes"] = total;
   j["types"] = types;
@@ -98,6 +106,9 @@ void print_info_text(const std::string& path, const gguf::GgufFile& f, const Res
   }
   std::printf("tensors:       %zu, %.2f M parameters, %.2f MiB of weights\n", f.tensors().size(), params / 1e6,
               total / 1048576.0);
+  if (const int panels = count_row_panel_tensors(f); panels > 0)
+    std::printf("layout:        %d matrices stored as row panels (specflash pack --row-panels; specflash only)\n",
+                panels);
   for (const auto& [name, e] : by_type)
     std::printf("  %-6s %5d tensors  %10.2f MiB\n", name.c_str(), e.first, e.second / 1048576.0);
 

@@ -20,12 +20,19 @@ int pack_command(int argc, char** argv) {
   bool quiet = false;
   app.add_option("input", in, "input GGUF model")->required();
   app.add_option("output", out, "output GGUF file")->required();
+  bool row_panels = false;
+  app.add_flag("--row-panels", row_panels,
+               "also store the Q4_0/Q4_K layer matrices as row panels, the layout of this engine's AVX512-VNNI\n"
+               "decode kernels, so streamed layers need no conversion per pass. specflash only: such tensors are\n"
+               "renamed '<name>.row_panels16', so other GGUF readers refuse the file instead of misreading it;\n"
+               "pack again without this flag to get standard rows back");
   app.add_flag("-q,--quiet", quiet, "no progress or summary on stderr");
   int code = 0;
   if (!parse_args(app, argc, argv, &code)) return code;
 
   PackOptions options;
   options.show_progress = !quiet;
+  options.row_panels = row_panels;
   // OUT may equal IN: the packer stages OUT.tmp and renames it over IN at the end.
   if (Status st = check_model_output_path(out, {in}, /*allow_same_as_input=*/true); !st.ok()) return fail(st);
   remove_staging_file_on_signal(out);

@@ -16,6 +16,8 @@
 #include "convert/conversion_progress.h"
 #include "convert/gguf_stream_writer.h"
 #include "model/model_weights.h"
+#include "model/stored_layout.h"
+#include "quant/row_panels.h"
 
 namespace sf {
 namespace {
@@ -75,7 +77,7 @@ std::vector<size_t> packed_tensor_order(const std::vector<gguf::TensorInfo>& ten
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (const auto layer = layer_of(tensors[i].name)) {
       layers[*layer].push_back(i);
-    } else if (tensors[i].name == "output.weight") {
+    } else if (gguf_name_of_stored(tensors[i].name) == "output.weight") {
       output.push_back(i);
     } else {
       order.push_back(i);
@@ -86,7 +88,8 @@ std::vector<size_t> packed_tensor_order(const std::vector<gguf::TensorInfo>& ten
     // norms or biases in the middle.
     std::vector<size_t> matrices;
     for (const std::string& name : layer_matrix_tensor_names(layer)) {
-      const auto it = std::find_if(members.begin(), members.end(), [&](size_t i) { return tensors[i].name == name; });
+      const auto it = std::find_if(members.begin(), members.end(),
+                                   [&](size_t i) { return gguf_name_of_stored(tensors[i].name) == name; });
       if (it != members.end()) {
         matrices.push_back(*it);
         members.erase(it);
@@ -107,19 +110,47 @@ Status pack_model(const std::string& in, const std::string& out, const PackOptio
   writer.copy_metadata_from(f);
   writer.set("general.alignment", gguf::Value::u32(kPackAlignment));
   const std::vector<size_t> order = packed_tensor_order(f.tensors());
+  std::vector<WeightLayout> layouts(f.tensors().size(), WeightLayout::kRows);  // what OUT stores
   uint64_t total_bytes = 0;
+  int n_panels = 0;
   for (size_t i : order) {
     const gguf::TensorInfo& t = f.tensors()[i];
-    writer.add_tensor(t.name, t.type, t.dims);
+    const std::string_view name = gguf_name_of_stored(t.name);
+    if (is_row_panel_tensor_name(t.name) && !can_store_as_row_panels(name, t.type, t.rows()))
+      return Status::Errorf("%s: tensor '%s' cannot be stored as row panels (%s, %lld rows): the file is corrupt",
+                            in.c_str(), t.name.c_str(), type_name(t.type), static_cast<long long>(t.rows()));
+    if (options.row_panels && can_store_as_row_panels(name, t.type, t.rows())) {
+      layouts[i] = WeightLayout::kRowPanels;
+      ++n_panels;
+    }
+    writer.add_tensor(layouts[i] == WeightLayout::kRowPanels ? row_panel_tensor_name(name) : std::string(name), t.type,
+                      t.dims);
     total_bytes += t.n_bytes;
   }
+  if (options.row_panels && n_panels == 0)
+    return Status::Errorf(
+        "%s: no matrix can be stored as row panels (they exist for Q4_0 and Q4_K layer matrices whose row count is "
+        "a multiple of 16); pack without --row-panels",
+        in.c_str());
   SF_ASSIGN_OR_RETURN(MappedFile input, MappedFile::map(in, f.file_size()));
   SF_RETURN_IF_ERROR(writer.begin());
 
   ConversionProgress progress("pack", total_bytes, order.size(), options.show_progress);
+  std::vector<uint8_t> converted;  // one tensor whose layout changes
   for (size_t i : order) {
     const gguf::TensorInfo& t = f.tensors()[i];
-    SF_RETURN_IF_ERROR(writer.write_next_tensor(input.data() + t.file_offset, t.n_bytes));
+    const uint8_t* bytes = input.data() + t.file_offset;
+    const WeightLayout stored = is_row_panel_tensor_name(t.name) ? WeightLayout::kRowPanels : WeightLayout::kRows;
+    if (stored != layouts[i]) {
+      converted.assign(bytes, bytes + t.n_bytes);
+      if (layouts[i] == WeightLayout::kRowPanels) {
+        pack_row_panels(t.type, converted.data(), t.rows(), t.dims[0]);
+      } else {
+        unpack_row_panels(t.type, converted.data(), t.rows(), t.dims[0]);
+      }
+      bytes = converted.data();
+    }
+    SF_RETURN_IF_ERROR(writer.write_next_tensor(bytes, t.n_bytes));
     input.release(t.file_offset, t.n_bytes);
     progress.tensor_done(t.n_bytes);
   }

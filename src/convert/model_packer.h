@@ -9,7 +9,8 @@
 // output.weight (token_embd, output_norm, rope_freqs, ... in input order), then blk.0.*
 // (the matrices of layer_matrix_tensor_names(0) in that order, then the layer's other
 // tensors - norms, biases - in input order), blk.1.*, ..., then output.weight. All other
-// metadata and every tensor's bytes are copied unchanged.
+// metadata and every tensor's bytes are copied unchanged, except with row_panels (below):
+// then the eligible matrices' bytes are rearranged into row panels and renamed.
 //
 // Memory: the input is memory-mapped and copied one tensor at a time, each tensor's pages
 // released after it is written, so models larger than RAM pack in bounded memory (mapped
@@ -28,6 +29,11 @@ namespace sf {
 
 struct PackOptions {
   bool show_progress = false;  // progress and a summary line on stderr
+  // Store every matrix that can be (model/stored_layout.h: Q4_0/Q4_K layer matrices and
+  // output.weight with whole panels) as row panels, renamed "<name>.row_panels16", so
+  // streamed layers reach the panel kernels (AVX512-VNNI) without a conversion per pass.
+  // Off: every matrix is written as GGUF rows, converting any panels of the input back.
+  bool row_panels = false;
 };
 
 // The order pack_model writes tensors in, as indices into `tensors`.

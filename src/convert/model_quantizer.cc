@@ -11,6 +11,7 @@
 #include "convert/row_encoder.h"
 #include "convert/tensor_type_policy.h"
 #include "gguf/gguf_file.h"
+#include "model/stored_layout.h"
 #include "quant/dequantize.h"
 
 namespace sf {
@@ -55,6 +56,11 @@ Status quantize_model(const std::string& in, const std::string& out, GgmlType ty
   if (options.token_embd_type) SF_RETURN_IF_ERROR(check_weight_type(*options.token_embd_type, "token_embd"));
   SF_ASSIGN_OR_RETURN(gguf::GgufFile f, gguf::GgufFile::open(in));
   if (f.tensors().empty()) return Status::Errorf("%s: has no tensors (a vocabulary-only file?)", in.c_str());
+  if (has_row_panel_tensors(f))
+    return Status::Errorf(
+        "%s: stores matrices as row panels (specflash pack --row-panels); run `specflash pack %s ROWS.gguf` to get "
+        "GGUF's rows back, then quantize ROWS.gguf",
+        in.c_str(), in.c_str());
 
   const QuantTarget target{type, options.mix};
   const TensorTypeContext ctx = make_context(f, target, options);

@@ -1,6 +1,7 @@
 #include "model/hparams.h"
 
 #include "model/architecture.h"
+#include "model/stored_layout.h"
 
 namespace sf {
 
@@ -76,7 +77,7 @@ Result<ModelHParams> read_hparams(const gguf::GgufFile& f) {
     return Status::Errorf("%s: token_embd.weight width %lld does not match embedding_length %d", f.path().c_str(),
                           static_cast<long long>(embd->dims[0]), hp.n_embd);
   hp.n_vocab = static_cast<int>(embd->dims[1]);
-  hp.tied_output = f.find_tensor("output.weight") == nullptr;
+  hp.tied_output = find_stored_matrix(f, "output.weight").info == nullptr;
   return hp;
 }
 

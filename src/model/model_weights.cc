@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/log.h"
 #include "model/architecture.h"
+#include "model/stored_layout.h"
 #include "quant/dequantize.h"
 
 namespace sf {
@@ -21,7 +23,23 @@ class TensorBinder {
   TensorBinder(const gguf::GgufFile& f) : f_(f) {}
 
   Result<const gguf::TensorInfo*> find(const std::string& name, std::vector<int64_t> dims, bool optional = false) {
-    const gguf::TensorInfo* t = f_.find_tensor(name);
+    return check_shape(f_.find_tensor(name), name, std::move(dims), optional);
+  }
+
+  // A matrix in either stored layout (model/stored_layout.h).
+  Result<StoredMatrix> find_matrix(const std::string& name, std::vector<int64_t> dims) {
+    StoredMatrix m = find_stored_matrix(f_, name);
+    SF_ASSIGN_OR_RETURN(m.info, check_shape(m.info, name, std::move(dims), /*optional=*/false));
+    if (m.layout == WeightLayout::kRowPanels && !can_store_as_row_panels(name, m.info->type, m.info->rows()))
+      return Status::Errorf("%s: tensor '%s' cannot be stored as row panels (%s, %lld rows): the file is corrupt",
+                            f_.path().c_str(), m.info->name.c_str(), type_name(m.info->type),
+                            static_cast<long long>(m.info->rows()));
+    return m;
+  }
+
+ private:
+  Result<const gguf::TensorInfo*> check_shape(const gguf::TensorInfo* t, const std::string& name,
+                                              std::vector<int64_t> dims, bool optional) {
     if (t == nullptr) {
       if (optional) return static_cast<const gguf::TensorInfo*>(nullptr);
       return Status::Errorf("%s: missing tensor '%s'", f_.path().c_str(), name.c_str());
@@ -38,7 +56,6 @@ class TensorBinder {
     return t;
   }
 
- private:
   const gguf::GgufFile& f_;
 };
 
@@ -77,6 +94,7 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::GgufFile& f
   TensorBinder bind(f);
   w->unit_tensors_.resize(hp.n_layer + 1);
   w->unit_matrices_.resize(hp.n_layer + 1);
+  w->unit_stored_layouts_.resize(hp.n_layer + 1);
   w->unit_resident_.assign(hp.n_layer + 1, false);
 
   struct VectorSlot {
@@ -86,14 +104,22 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::GgufFile& f
   std::vector<VectorSlot> vectors;
   int unit = 0;
   auto matrix = [&](const std::string& name, int64_t in, int64_t out, WeightMatrix* dst) -> Status {
-    SF_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, bind.find(name, {in, out}));
+    SF_ASSIGN_OR_RETURN(const StoredMatrix stored, bind.find_matrix(name, {in, out}));
+    const gguf::TensorInfo* t = stored.info;
     dst->type = t->type;
     dst->cols = t->dims[0];
     dst->rows = t->rows();
     dst->row_stride = row_bytes(dst->type, dst->cols);
     dst->data = nullptr;
+    // Stored panels stay panels where this CPU has their kernel; elsewhere they are turned
+    // back into rows after every read (load_units, and the streamer per pass).
+    const bool keeps_panels =
+        stored.layout == WeightLayout::kRowPanels && preferred_layout(dst->type, dst->rows) == WeightLayout::kRowPanels;
+    dst->layout = keeps_panels ? WeightLayout::kRowPanels : WeightLayout::kRows;
+    if (stored.layout == WeightLayout::kRowPanels && !keeps_panels) ++w->panels_converted_on_read_;
     w->unit_tensors_[unit].push_back(t);
     w->unit_matrices_[unit].push_back(dst);
+    w->unit_stored_layouts_[unit].push_back(stored.layout);
     return Status::Ok();
   };
   auto vector = [&](const std::string& name, int64_t n, const float** dst, bool optional = false) -> Status {
@@ -130,6 +156,13 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::GgufFile& f
   }
   unit = hp.n_layer;
   if (!hp.tied_output) SF_RETURN_IF_ERROR(matrix("output.weight", hp.n_embd, hp.n_vocab, &w->output));
+
+  if (w->panels_converted_on_read_ > 0)
+    SF_LOG_WARN(
+        "%s stores %d matrices as row panels (specflash pack --row-panels) but this CPU has no row-panel kernel "
+        "(AVX512-VNNI): every read of them is converted back to rows. `specflash pack %s OUT.gguf` writes rows "
+        "for this machine.",
+        f.path().c_str(), w->panels_converted_on_read_, f.path().c_str());
 
   // Token embeddings and the small vectors are always resident.
   const int fd = ::open(f.path().c_str(), O_RDONLY | O_CLOEXEC);
@@ -186,8 +219,13 @@ Status ModelWeights::load_units(const std::vector<bool>& resident) {
       WeightMatrix& m = *unit_matrices_[u][i];
       m.data = storage_.data() + offset;
       // Resident matrices take the layout this CPU's kernels decode fastest (same bytes,
-      // same floats); streamed ones are read per pass and keep GGUF's.
-      if (st.ok() && preferred_layout(m.type, m.rows) == WeightLayout::kRowPanels) {
+      // same floats); streamed ones are read per pass and keep the file's (or rows, where
+      // the file's panels have no kernel here: LayerStreamer converts them per pass).
+      const WeightLayout stored = unit_stored_layouts_[u][i];
+      if (st.ok() && stored == WeightLayout::kRowPanels && m.layout == WeightLayout::kRows) {
+        unpack_row_panels(m.type, storage_.data() + offset, m.rows, m.cols);
+      } else if (st.ok() && stored == WeightLayout::kRows &&
+                 preferred_layout(m.type, m.rows) == WeightLayout::kRowPanels) {
         pack_row_panels(m.type, storage_.data() + offset, m.rows, m.cols);
         m.layout = WeightLayout::kRowPanels;
       }

@@ -56,6 +56,9 @@ class ModelWeights {
   bool fully_resident() const;
   // The GGUF tensors holding a unit's matrices (empty for a tied head).
   const std::vector<const gguf::TensorInfo*>& unit_tensors(int unit) const { return unit_tensors_[unit]; }
+  // How the file stores each of unit_tensors(unit) (model/stored_layout.h). A matrix
+  // stored as panels whose view has rows must be converted after each read of it.
+  const std::vector<WeightLayout>& unit_stored_layouts(int unit) const { return unit_stored_layouts_[unit]; }
   uint64_t unit_bytes(int unit) const;
   // Bytes always resident whatever the plan: token embeddings and the f32 vectors.
   uint64_t base_resident_bytes() const;
@@ -78,6 +81,8 @@ class ModelWeights {
   uint64_t vector_bytes_ = 0;
   std::vector<std::vector<const gguf::TensorInfo*>> unit_tensors_;
   std::vector<std::vector<WeightMatrix*>> unit_matrices_;
+  std::vector<std::vector<WeightLayout>> unit_stored_layouts_;
+  int panels_converted_on_read_ = 0;  // stored as panels, run as rows (no kernel here)
   std::vector<bool> unit_resident_;
 };
 

@@ -1,6 +1,7 @@
 #include "ops/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "base/check.h"
 #include "quant/dequantize.h"
@@ -124,8 +125,14 @@ void matmul_shared_input(std::initializer_list<MatmulOutput> outputs, const floa
   }
 }
 
+namespace {
+std::atomic<bool> g_row_panel_kernels_enabled{true};
+}  // namespace
+
+void set_row_panel_kernels_enabled(bool enabled) { g_row_panel_kernels_enabled.store(enabled); }
+
 WeightLayout preferred_layout(GgmlType type, int64_t rows) {
-  const bool panels = has_row_panel_layout(type) && rows % kRowPanelRows == 0 &&
+  const bool panels = g_row_panel_kernels_enabled.load() && has_row_panel_layout(type) && rows % kRowPanelRows == 0 &&
                       static_cast<bool>(find_panel_tile(type, matmul_activation_type(type)));
   return panels ? WeightLayout::kRowPanels : WeightLayout::kRows;
 }

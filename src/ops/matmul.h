@@ -41,6 +41,11 @@ struct WeightMatrix {
 // the type (Q4_0 and Q4_K on AVX512-VNNI) and rows is a multiple of 16, else GGUF's rows.
 WeightLayout preferred_layout(GgmlType type, int64_t rows);
 
+// Turns the panel kernels off for models loaded afterwards (preferred_layout returns rows),
+// process-wide: how the tests run a row-panel file as a CPU without the kernel would, and
+// how to measure the two layouts side by side. Models already loaded keep their layout.
+void set_row_panel_kernels_enabled(bool enabled);
+
 // Row r of w as floats (out: w.cols), whatever its layout.
 void dequantize_weight_row(const WeightMatrix& w, int64_t r, float* out);
 

@@ -73,6 +73,24 @@ void pack(uint8_t* data, int64_t rows, int64_t blocks_per_row) {
 }
 
 template <class F>
+void unpack(uint8_t* data, int64_t rows, int64_t blocks_per_row) {
+  using Block = typename F::Block;
+  using PanelBlock = typename F::PanelBlock;
+  const size_t panel_bytes = static_cast<size_t>(kRowPanelRows * blocks_per_row) * sizeof(Block);
+  std::vector<PanelBlock> panel_copy(static_cast<size_t>(blocks_per_row));
+  Block out;
+  for (int64_t p = 0; p < rows / kRowPanelRows; ++p) {
+    uint8_t* panel = data + static_cast<size_t>(p) * panel_bytes;
+    std::memcpy(panel_copy.data(), panel, panel_bytes);
+    for (int j = 0; j < kRowPanelRows; ++j)
+      for (int64_t b = 0; b < blocks_per_row; ++b) {
+        F::from_panel(panel_copy[static_cast<size_t>(b)], out, j);
+        std::memcpy(panel + static_cast<size_t>(j * blocks_per_row + b) * sizeof(out), &out, sizeof(out));
+      }
+  }
+}
+
+template <class F>
 void unpack_row(const uint8_t* data, int64_t r, int64_t blocks_per_row, uint8_t* row_out) {
   using Block = typename F::Block;
   using PanelBlock = typename F::PanelBlock;
@@ -100,6 +118,17 @@ void pack_row_panels(GgmlType type, uint8_t* data, int64_t rows, int64_t cols) {
     pack<Q4_0Panels>(data, rows, cols / type_info(type).block_size);
   } else {
     pack<Q4_KPanels>(data, rows, cols / type_info(type).block_size);
+  }
+}
+
+void unpack_row_panels(GgmlType type, uint8_t* data, int64_t rows, int64_t cols) {
+  SF_CHECK(has_row_panel_layout(type), "no row-panel layout for %s", type_name(type));
+  SF_CHECK(rows % kRowPanelRows == 0 && cols % type_info(type).block_size == 0,
+           "row panels need rows %% 16 == 0, whole blocks");
+  if (type == GgmlType::Q4_0) {
+    unpack<Q4_0Panels>(data, rows, cols / type_info(type).block_size);
+  } else {
+    unpack<Q4_KPanels>(data, rows, cols / type_info(type).block_size);
   }
 }
 

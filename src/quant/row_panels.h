@@ -11,7 +11,8 @@
 //
 // Converted in place when resident weights are loaded (model/model_weights.cc), only for
 // types and CPUs that have panel kernels (quant/dot_panel.h) and for row counts that are a
-// multiple of 16. The floats are the same either way: the kernels follow one per-element
+// multiple of 16; `specflash pack --row-panels` stores them so in the file, for streamed
+// layers (model/stored_layout.h). The floats are the same either way: the kernels follow one per-element
 // definition of each dot product (quant/vnni_q-inl.h for Q4_0, vnni_k-inl.h for Q4_K).
 #pragma once
 
@@ -33,6 +34,10 @@ bool has_row_panel_layout(GgmlType type);
 // Converts the `rows` rows (GGUF order, row_bytes(type, cols) each) at data to row panels,
 // in place. rows must be a multiple of kRowPanelRows and the type one with the layout.
 void pack_row_panels(GgmlType type, uint8_t* data, int64_t rows, int64_t cols);
+
+// The inverse of pack_row_panels, in place: GGUF's rows back (a panel file read on a CPU
+// without the panel kernels, model/stored_layout.h).
+void unpack_row_panels(GgmlType type, uint8_t* data, int64_t rows, int64_t cols);
 
 // Copies row r of a row-panel matrix out in GGUF order (row_bytes(type, cols) bytes), for
 // the code that reads single rows (dequantising, the exit heads).

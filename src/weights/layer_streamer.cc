@@ -5,6 +5,7 @@
 
 #include "base/check.h"
 #include "base/timer.h"
+#include "quant/row_panels.h"
 
 namespace sf {
 
@@ -116,10 +117,19 @@ void LayerStreamer::release_unit(int unit) {
   submit(next_submit_++);  // into the slot just freed
 }
 
-// Points a copy of the unit's matrix views at the slot's buffer.
-static void bind_views(const std::vector<const gguf::TensorInfo*>& tensors, std::vector<WeightMatrix*> views,
-                       uint64_t span_begin, uint8_t* buffer) {
-  for (size_t i = 0; i < tensors.size(); ++i) views[i]->data = buffer + (tensors[i]->file_offset - span_begin);
+// Points a copy of the unit's matrix views at the slot's buffer. A matrix the file stores as
+// row panels but this CPU runs as rows (no panel kernel here) is converted in the buffer,
+// which the next read of the slot overwrites anyway.
+static void bind_views(const ModelWeights& weights, int unit, std::vector<WeightMatrix*> views, uint64_t span_begin,
+                       uint8_t* buffer) {
+  const auto& tensors = weights.unit_tensors(unit);
+  const auto& stored = weights.unit_stored_layouts(unit);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    uint8_t* data = buffer + (tensors[i]->file_offset - span_begin);
+    views[i]->data = data;
+    if (stored[i] == WeightLayout::kRowPanels && views[i]->layout == WeightLayout::kRows)
+      unpack_row_panels(views[i]->type, data, views[i]->rows, views[i]->cols);
+  }
 }
 
 Result<const LayerWeights*> LayerStreamer::acquire_layer(int layer) {
@@ -128,8 +138,8 @@ Result<const LayerWeights*> LayerStreamer::acquire_layer(int layer) {
   SF_RETURN_IF_ERROR(acquire_unit(layer, &slot));
   slot->layer = weights_.layers[layer];  // norms, biases and shapes; matrices re-pointed below
   LayerWeights& L = slot->layer;
-  bind_views(weights_.unit_tensors(layer), {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down},
-             spans_[layer].begin, slot->buffer.data());
+  bind_views(weights_, layer, {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down}, spans_[layer].begin,
+             slot->buffer.data());
   return &slot->layer;
 }
 
@@ -143,7 +153,7 @@ Result<const WeightMatrix*> LayerStreamer::acquire_output() {
   Slot* slot = nullptr;
   SF_RETURN_IF_ERROR(acquire_unit(head, &slot));
   slot->head = weights_.output;
-  bind_views(weights_.unit_tensors(head), {&slot->head}, spans_[head].begin, slot->buffer.data());
+  bind_views(weights_, head, {&slot->head}, spans_[head].begin, slot->buffer.data());
   return &slot->head;
 }
 

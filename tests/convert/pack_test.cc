@@ -16,10 +16,15 @@
 #include <iterator>
 #include <map>
 
+#include "convert/gguf_stream_writer.h"
 #include "convert/model_packer.h"
+#include "convert/model_quantizer.h"
 #include "gguf/gguf_file.h"
 #include "gguf/per_test_scratch.h"
+#include "model/model.h"
 #include "model/model_weights.h"
+#include "model/stored_layout.h"
+#include "quant/row_panels.h"
 #include "test_paths.h"
 
 namespace sf {
@@ -61,8 +66,9 @@ std::vector<uint8_t> file_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// Every property of a packed file, checked against its input.
-void expect_packed(const std::string& in_path, const std::string& out_path) {
+// Every property of a packed file, checked against its input (a standard GGUF). With
+// row_panels, the matrices that can be are stored as row panels under their renamed name.
+void expect_packed(const std::string& in_path, const std::string& out_path, bool row_panels = false) {
   SCOPED_TRACE(in_path);
   auto in = gguf::GgufFile::open(in_path);
   auto out = gguf::GgufFile::open(out_path);
@@ -85,14 +91,17 @@ void expect_packed(const std::string& in_path, const std::string& out_path) {
   // Tensors: same set, same bytes, aligned.
   ASSERT_EQ(out->tensors().size(), in->tensors().size());
   for (const gguf::TensorInfo& t : in->tensors()) {
-    const gguf::TensorInfo* o = out->find_tensor(t.name);
+    const bool as_panels = row_panels && can_store_as_row_panels(t.name, t.type, t.rows());
+    const gguf::TensorInfo* o = out->find_tensor(as_panels ? row_panel_tensor_name(t.name) : t.name);
     ASSERT_NE(o, nullptr) << t.name;
+    EXPECT_EQ(out->find_tensor(as_panels ? t.name : row_panel_tensor_name(t.name)), nullptr) << t.name;
     EXPECT_EQ(o->type, t.type) << t.name;
     EXPECT_EQ(o->dims, t.dims) << t.name;
     EXPECT_EQ(o->file_offset % kAlign, 0u) << t.name;
     auto a = in->read_tensor_data(t);
     auto b = out->read_tensor_data(*o);
     ASSERT_TRUE(a.ok() && b.ok());
+    if (as_panels) pack_row_panels(t.type, a.value().data(), t.rows(), t.dims[0]);
     EXPECT_TRUE(a.value() == b.value()) << t.name << ": data differs";
   }
 
@@ -113,7 +122,7 @@ void expect_packed(const std::string& in_path, const std::string& out_path) {
   std::map<int, std::vector<std::string>> layer_names;
   for (const auto* t : by_offset) {
     const int layer = layer_of(t->name);
-    const int group = t->name == "output.weight" ? INT32_MAX : layer >= 0 ? 1 + layer : 0;
+    const int group = gguf_name_of_stored(t->name) == "output.weight" ? INT32_MAX : layer >= 0 ? 1 + layer : 0;
     EXPECT_GE(group, last_group) << t->name << " is out of pack order";
     last_group = group;
     if (layer >= 0) layer_names[layer].push_back(t->name);
@@ -123,7 +132,7 @@ void expect_packed(const std::string& in_path, const std::string& out_path) {
   for (const auto& [layer, names] : layer_names) {
     std::vector<std::string> matrices;
     for (const auto& n : layer_matrix_tensor_names(layer))
-      if (out->find_tensor(n)) matrices.push_back(n);
+      if (const gguf::TensorInfo* t = find_stored_matrix(*out, n).info) matrices.push_back(t->name);
     ASSERT_GE(names.size(), matrices.size());
     EXPECT_TRUE(std::equal(matrices.begin(), matrices.end(), names.begin())) << "layer " << layer;
   }
@@ -195,6 +204,84 @@ TEST(PackModel, OrderOfSyntheticNames) {
   EXPECT_EQ(got, want);
 }
 
+// --row-panels: every Q4_0/Q4_K layer matrix (and an untied Q4_0/Q4_K head) of whole panels
+// is stored as panels under its renamed name, everything else as before; packing that file
+// again without the option gives back exactly the plain packed file.
+TEST(PackModel, RowPanelsStoreTheEligibleMatricesAndPackingAgainRestoresRows) {
+  SF_SKIP_WITHOUT_SHARED();
+  const std::string dir = sf::test::per_test_scratch_dir();
+  int files_with_panels = 0;
+  for (const std::string& in : reference_models()) {
+    auto f = gguf::GgufFile::open(in);
+    ASSERT_TRUE(f.ok());
+    int eligible = 0;
+    for (const auto& t : f->tensors()) eligible += can_store_as_row_panels(t.name, t.type, t.rows()) ? 1 : 0;
+    const std::string name = fs::path(in).filename().string();
+    const std::string panels = dir + "/panels-" + name;
+    const Status st = pack_model(in, panels, PackOptions{.show_progress = false, .row_panels = true});
+    if (eligible == 0) {
+      // Nothing to convert (F32/F16/Q8_0/Q6_K files): a clear error, no file.
+      ASSERT_FALSE(st.ok()) << name;
+      EXPECT_NE(st.message().find("pack without --row-panels"), std::string::npos) << st.message();
+      EXPECT_FALSE(fs::exists(panels));
+      continue;
+    }
+    ASSERT_TRUE(st.ok()) << name << ": " << st.message();
+    ++files_with_panels;
+    expect_packed(in, panels, /*row_panels=*/true);
+    auto out = gguf::GgufFile::open(panels);
+    ASSERT_TRUE(out.ok());
+    EXPECT_TRUE(has_row_panel_tensors(*out));
+
+    ASSERT_TRUE(pack_model(in, dir + "/rows-" + name, {}).ok());
+    ASSERT_TRUE(pack_model(panels, dir + "/back-" + name, {}).ok());
+    EXPECT_TRUE(file_bytes(dir + "/rows-" + name) == file_bytes(dir + "/back-" + name)) << name;
+    ASSERT_TRUE(
+        pack_model(panels, dir + "/again-" + name, PackOptions{.show_progress = false, .row_panels = true}).ok());
+    EXPECT_TRUE(file_bytes(panels) == file_bytes(dir + "/again-" + name)) << name << ": packing panels again";
+  }
+  EXPECT_GE(files_with_panels, 3) << "the Q4_0 and Q4_K_M reference models";
+}
+
+// A tensor named as row panels whose type has no such layout (Q8_0 here) is a corrupt file:
+// loading it names the tensor instead of computing with it.
+TEST(PackModel, LoadingRefusesRowPanelNamesWithoutTheLayout) {
+  SF_SKIP_WITHOUT_SHARED();
+  const std::string dir = sf::test::per_test_scratch_dir();
+  auto in = gguf::GgufFile::open(sf::test::shared_path("reference/models/synth-llama-tok512-Q8_0.gguf"));
+  ASSERT_TRUE(in.ok());
+  const std::string bad = dir + "/bad.gguf";
+  GgufStreamWriter writer(bad);
+  writer.copy_metadata_from(*in);
+  for (const auto& t : in->tensors())
+    writer.add_tensor(t.name == "blk.0.attn_q.weight" ? row_panel_tensor_name(t.name) : t.name, t.type, t.dims);
+  ASSERT_TRUE(writer.begin().ok());
+  for (const auto& t : in->tensors()) {
+    auto bytes = in->read_tensor_data(t);
+    ASSERT_TRUE(bytes.ok());
+    ASSERT_TRUE(writer.write_next_tensor(bytes->data(), bytes->size()).ok());
+  }
+  ASSERT_TRUE(writer.finish().ok());
+  auto model = Model::open(bad);
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("blk.0.attn_q.weight.row_panels16"), std::string::npos)
+      << model.status().message();
+  EXPECT_NE(model.status().message().find("corrupt"), std::string::npos) << model.status().message();
+}
+
+// Requantising a panel file would read scrambled rows: refused, with the way out.
+TEST(PackModel, QuantizeRefusesARowPanelFile) {
+  SF_SKIP_WITHOUT_SHARED();
+  const std::string dir = sf::test::per_test_scratch_dir();
+  const std::string in = sf::test::shared_path("reference/models/synth-llama-tok512-Q4_0.gguf");
+  ASSERT_TRUE(pack_model(in, dir + "/panels.gguf", PackOptions{.show_progress = false, .row_panels = true}).ok());
+  const Status st = quantize_model(dir + "/panels.gguf", dir + "/q8.gguf", GgmlType::Q8_0, QuantizeOptions{});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("row panels"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("specflash pack"), std::string::npos) << st.message();
+  EXPECT_FALSE(fs::exists(dir + "/q8.gguf"));
+}
+
 TEST(PackModel, MissingInputIsAnError) {
   const std::string dir = sf::test::per_test_scratch_dir();
   const Status st = pack_model(dir + "/absent.gguf", dir + "/out.gguf", {});
@@ -238,6 +325,30 @@ TEST(PackCommand, ErrorsAreOneLineAndExitOne) {
   const CommandResult ok = run_specflash("pack " + reference_models().front() + " " + dir + "/ok.gguf", dir);
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   expect_packed(reference_models().front(), dir + "/ok.gguf");
+}
+
+// `pack --row-panels` from the command line; `info` says what the file stores; a file with
+// nothing to convert is one error line.
+TEST(PackCommand, RowPanelsFlagAndInfo) {
+  SF_SKIP_WITHOUT_SHARED();
+  const std::string dir = sf::test::per_test_scratch_dir();
+  if (!fs::exists(sf::test::binary_path("specflash"))) GTEST_SKIP() << "specflash not built";
+  const std::string q4 = sf::test::shared_path("reference/models/synth-llama-tok512-Q4_0.gguf");
+  const CommandResult ok = run_specflash("pack -q --row-panels " + q4 + " " + dir + "/panels.gguf", dir);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  expect_packed(q4, dir + "/panels.gguf", /*row_panels=*/true);
+  const CommandResult info = run_specflash("info " + dir + "/panels.gguf >" + dir + "/info.txt", dir);
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  std::ifstream text(dir + "/info.txt");
+  const std::string out{std::istreambuf_iterator<char>(text), {}};
+  EXPECT_NE(out.find("matrices stored as row panels"), std::string::npos) << out;
+
+  const std::string f32 = sf::test::shared_path("reference/models/synth-llama-tok512.gguf");
+  const CommandResult none = run_specflash("pack --row-panels " + f32 + " " + dir + "/none.gguf", dir);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.err.rfind("error: ", 0), 0u) << none.err;
+  EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1) << none.err;
+  EXPECT_FALSE(fs::exists(dir + "/none.gguf"));
 }
 
 }  // namespace

@@ -65,6 +65,22 @@ TEST(RowPanels, PackingMovesEveryByteAndUnpackingGivesEachRowBack) {
   }
 }
 
+// The file layout of `pack --row-panels` on a CPU without the kernel: a whole matrix turned
+// back into GGUF's rows in place, every byte where it was.
+TEST(RowPanels, UnpackingInPlaceRestoresTheRows) {
+  for (const PanelFormat& f : panel_formats()) {
+    for (int64_t n : f.sizes) {
+      const int64_t rows = 48;
+      const std::vector<uint8_t> original = weight_rows(f.type, rows, n);
+      std::vector<uint8_t> bytes = original;
+      pack_row_panels(f.type, bytes.data(), rows, n);
+      ASSERT_NE(bytes, original);
+      unpack_row_panels(f.type, bytes.data(), rows, n);
+      EXPECT_EQ(bytes, original) << type_name(f.type) << " n=" << n;
+    }
+  }
+}
+
 // A CPU with AVX512-VNNI must have the kernel (so the tests below cannot pass by skipping
 // everything on the machine that uses the layout); every other target has none.
 TEST(PanelTile, ExistsExactlyOnAvx3Dl) {

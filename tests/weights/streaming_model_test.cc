@@ -3,12 +3,16 @@
 // ring sizes and I/O backends. Each case also asserts that bytes really were streamed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
 #include "base/aligned_buffer.h"
+#include "convert/model_packer.h"
 #include "engine/session.h"
+#include "gguf/per_test_scratch.h"
 #include "spec/spec_config.h"
 #include "test_paths.h"
 #include "weights/residency_plan.h"
@@ -118,6 +122,68 @@ TEST(StreamingLayouts, ResidentQ4_0LayersTakeRowPanelsStreamedOnesKeepRows) {
   }
   EXPECT_GT(resident, 0);
   EXPECT_GT(streamed, 0);
+}
+
+// Files written by `pack --row-panels` (model/stored_layout.h). With the panel kernels (this
+// CPU, if it has AVX512-VNNI) streamed layers run the panels as read; with them turned off,
+// as on any other CPU, every read is converted back to rows. Either way the logits equal
+// the original file's fully resident session, bit for bit, at 0% and 50%.
+class RowPanelKernelsSetting {
+ public:
+  explicit RowPanelKernelsSetting(bool enabled) { set_row_panel_kernels_enabled(enabled); }
+  ~RowPanelKernelsSetting() { set_row_panel_kernels_enabled(true); }
+};
+
+TEST(StreamingLayouts, RowPanelFilesGiveTheOriginalFilesLogits) {
+  const std::string dir = test::per_test_scratch_dir();
+  const bool cpu_has_kernels = [] {
+    RowPanelKernelsSetting on(true);
+    return preferred_layout(GgmlType::Q4_0, 16) == WeightLayout::kRowPanels;
+  }();
+  int panel_matrices_streamed = 0;
+  for (const char* model :
+       {"reference/models/synth-qwen2-gpt2-Q4_0.gguf", "reference/models/synth-llama-tok512-Q4_K_M.gguf",
+        "reference/models/synth-llama-tok512-Q4_0.gguf"}) {
+    const std::string original = test::shared_path(model);
+    const std::string panels = dir + "/" + std::filesystem::path(model).filename().string();
+    ASSERT_TRUE(pack_model(original, panels, PackOptions{.show_progress = false, .row_panels = true}).ok()) << model;
+    for (bool kernels : {true, false}) {
+      RowPanelKernelsSetting setting(kernels);
+      SessionOptions o;
+      o.model_path = original;
+      o.n_threads = 2;
+      o.n_ctx = 64;
+      auto resident = Session::create(o);
+      ASSERT_TRUE(resident.ok()) << resident.status().message();
+      const auto want = run_logits(**resident);
+      for (const char* budget : {"0%", "50%"}) {
+        SCOPED_TRACE(std::string(model) + " at " + budget + (kernels ? ", kernels on" : ", kernels off"));
+        o.model_path = panels;
+        o.mem_budget = *MemoryBudget::parse(budget);
+        auto streamed = Session::create(o);
+        ASSERT_TRUE(streamed.ok()) << streamed.status().message();
+        ASSERT_TRUE((*streamed)->plan().streams());
+        const ModelWeights& w = (*streamed)->model().weights();
+        int stored_panels = 0;
+        for (int l = 0; l < static_cast<int>(w.layers.size()); ++l) {
+          const auto& stored = w.unit_stored_layouts(l);
+          ASSERT_EQ(stored.size(), 7u);
+          stored_panels += static_cast<int>(std::count(stored.begin(), stored.end(), WeightLayout::kRowPanels));
+          // wq is stored as panels in all three files; it runs as panels only with kernels.
+          ASSERT_EQ(stored[0], WeightLayout::kRowPanels);
+          EXPECT_EQ(w.layers[l].wq.layout, kernels && cpu_has_kernels ? WeightLayout::kRowPanels : WeightLayout::kRows)
+              << "layer " << l;
+          if (!w.unit_resident(l)) panel_matrices_streamed += kernels ? 1 : 0;
+        }
+        EXPECT_GT(stored_panels, 0);
+        const auto got = run_logits(**streamed);
+        ASSERT_EQ(want.size(), got.size());
+        for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(want[i], got[i]) << "logit " << i;
+        EXPECT_GT((*streamed)->counters().stream.bytes_read, 0u);
+      }
+    }
+  }
+  EXPECT_GT(panel_matrices_streamed, 0);
 }
 
 // The I/O still to come between two passes (what EdgeLLM's cost stop counts as free
