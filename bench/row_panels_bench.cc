@@ -2,7 +2,8 @@
 // (quant/row_panels.h), side by side in one process, for each batch size. The weights are
 // 16 matrices of 5632 x 2048 (TinyLlama-1.1B's FFN shape), far more than the caches, so
 // one-row batches stream them from DRAM as decode does. A benchmark, not a test: it never
-// fails on time. Markdown table to stdout, one JSON object per line (prefix "json: ").
+// fails on time. Also the in-place conversions between the layouts (load time, and per read
+// on CPUs without the kernel). Markdown table to stdout, one JSON object per line (prefix "json: ").
 //
 // usage: row_panels_bench [--threads N] [--repeats R] [--types Q4_0,Q4_K] [--rows-per-batch 1,2,4,...]
 #include <algorithm>
@@ -89,6 +90,11 @@ int main(int argc, char** argv) {
   std::printf("| type | rows per batch | GGUF rows ms | (GB/s) | row panels ms | (GB/s) | rows / panels |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
   std::vector<std::string> json;
+  struct Conversion {
+    std::string type;
+    double unpack_s, pack_s, bytes;
+  };
+  std::vector<Conversion> conversions;
   for (const std::string& name : types) {
     const auto type = sf::type_from_name(name);
     if (!type || !sf::has_row_panel_layout(*type)) {
@@ -135,6 +141,31 @@ int main(int argc, char** argv) {
                     name.c_str(), static_cast<long long>(batch), threads, best[0] * 1e3, best[1] * 1e3);
       json.push_back(line);
     }
+    // What a CPU without the panel kernel pays per streamed read of a `pack --row-panels`
+    // file (LayerStreamer converts each such matrix back in its buffer; one thread), and
+    // what the conversion at load costs: in place, the matrices from DRAM, best of repeats.
+    double best_unpack = 1e30, best_pack = 1e30;
+    for (int rep = 0; rep < repeats; ++rep) {
+      sf::Stopwatch unpack_sw;
+      for (auto& b : panel_bufs) sf::unpack_row_panels(*type, b.data(), kRows, kCols);
+      best_unpack = std::min(best_unpack, unpack_sw.elapsed() / kMatrices);
+      sf::Stopwatch pack_sw;
+      for (auto& b : panel_bufs) sf::pack_row_panels(*type, b.data(), kRows, kCols);
+      best_pack = std::min(best_pack, pack_sw.elapsed() / kMatrices);
+    }
+    const double bytes = static_cast<double>(stride) * kRows;
+    conversions.push_back({name, best_unpack, best_pack, bytes});
+  }
+  std::printf("\nconversion in place, one thread, ms per matrix (GB/s):\n\n");
+  std::printf("| type | panels -> rows ms | (GB/s) | rows -> panels ms | (GB/s) |\n|---|---:|---:|---:|---:|\n");
+  for (const auto& c : conversions) {
+    std::printf("| %s | %.3f | %.1f | %.3f | %.1f |\n", c.type.c_str(), c.unpack_s * 1e3, c.bytes / c.unpack_s / 1e9,
+                c.pack_s * 1e3, c.bytes / c.pack_s / 1e9);
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "{\"bench\":\"row_panel_conversion\",\"type\":\"%s\",\"unpack_ms\":%.4f,\"pack_ms\":%.4f}",
+                  c.type.c_str(), c.unpack_s * 1e3, c.pack_s * 1e3);
+    json.push_back(line);
   }
   std::printf("\n");
   for (const auto& j : json) std::printf("json: %s\n", j.c_str());

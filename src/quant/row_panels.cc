@@ -77,16 +77,16 @@ void unpack(uint8_t* data, int64_t rows, int64_t blocks_per_row) {
   using Block = typename F::Block;
   using PanelBlock = typename F::PanelBlock;
   const size_t panel_bytes = static_cast<size_t>(kRowPanelRows * blocks_per_row) * sizeof(Block);
-  std::vector<PanelBlock> panel_copy(static_cast<size_t>(blocks_per_row));
-  Block out;
+  // As pack, mirrored: the panel's 16 rows are assembled in the scratch, then copied over it.
+  std::vector<Block> rows16(static_cast<size_t>(kRowPanelRows * blocks_per_row));
+  PanelBlock pb;
   for (int64_t p = 0; p < rows / kRowPanelRows; ++p) {
     uint8_t* panel = data + static_cast<size_t>(p) * panel_bytes;
-    std::memcpy(panel_copy.data(), panel, panel_bytes);
-    for (int j = 0; j < kRowPanelRows; ++j)
-      for (int64_t b = 0; b < blocks_per_row; ++b) {
-        F::from_panel(panel_copy[static_cast<size_t>(b)], out, j);
-        std::memcpy(panel + static_cast<size_t>(j * blocks_per_row + b) * sizeof(out), &out, sizeof(out));
-      }
+    for (int64_t b = 0; b < blocks_per_row; ++b) {
+      std::memcpy(&pb, panel + static_cast<size_t>(b) * sizeof(pb), sizeof(pb));
+      for (int j = 0; j < kRowPanelRows; ++j) F::from_panel(pb, rows16[static_cast<size_t>(j * blocks_per_row + b)], j);
+    }
+    std::memcpy(panel, rows16.data(), panel_bytes);
   }
 }
 
