@@ -5,7 +5,7 @@
 // fails on time. Also the in-place conversions between the layouts (load time, and per read
 // on CPUs without the kernel). Markdown table to stdout, one JSON object per line (prefix "json: ").
 //
-// usage: row_panels_bench [--threads N] [--repeats R] [--types Q4_0,Q4_K] [--rows-per-batch 1,2,4,...]
+// usage: row_panels_bench [--threads N] [--repeats R] [--types Q4_0,Q8_0,Q4_K] [--rows-per-batch 1,2,4,...]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -58,7 +58,7 @@ std::vector<sf::AlignedBuffer> make_weights(GgmlType type, int64_t rows, int64_t
 
 int main(int argc, char** argv) {
   int threads = 2, repeats = 5;
-  std::vector<std::string> types = {"Q4_0", "Q4_K"};
+  std::vector<std::string> types = {"Q4_0", "Q8_0", "Q4_K"};
   std::vector<int64_t> batches = {1, 2, 4, 8, 16, 64};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -1,5 +1,5 @@
 // The row-panel kernels (dot_panel.h) per Highway target: only AVX3_DL has them, for Q4_0
-// (quant/vnni_row_panels-inl.h) and Q4_K (vnni_row_panels_k-inl.h); every other target
+// and Q8_0 (quant/vnni_row_panels-inl.h) and Q4_K (vnni_row_panels_k-inl.h); every other target
 // returns none.
 #include "quant/dot_panel.h"
 
@@ -22,6 +22,8 @@ DotTile GetPanelTile(GgmlType weight_type, GgmlType activation_type) {
 #if HWY_TARGET == HWY_AVX3_DL
   if (weight_type == GgmlType::Q4_0 && activation_type == GgmlType::Q8_0)
     return DotTile{&VnniPanelRun, &VnniActPreparedBytes, &VnniActPrepare, 1};
+  if (weight_type == GgmlType::Q8_0 && activation_type == GgmlType::Q8_0)
+    return DotTile{&VnniQ8PanelRun, &VnniActPreparedBytes, &VnniQ8ActPrepare, 1};
   if (weight_type == GgmlType::Q4_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK4PanelRun, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
 #endif

@@ -18,6 +18,14 @@ struct Q4_0PanelBlock {
 };
 static_assert(sizeof(Q4_0PanelBlock) == 16 * sizeof(BlockQ4_0), "a panel block holds 16 Q4_0 blocks");
 
+// Q8_0: the 16 scales, then the quants as eight groups of 64 bytes in which bytes 4j..4j+3
+// of group k are row j's qs[4k..4k+3].
+struct Q8_0PanelBlock {
+  uint16_t d[16];
+  uint8_t qs[8][64];
+};
+static_assert(sizeof(Q8_0PanelBlock) == 16 * sizeof(BlockQ8_0), "a panel block holds 16 Q8_0 blocks");
+
 // Q4_K: the 16 d and dmin, row j's 12 bytes of packed scales and mins as bytes 4j..4j+3 of
 // scales[0..2], and its 128 quant bytes as bytes 4j..4j+3 of qs[0..31].
 struct Q4_KPanelBlock {

@@ -12,8 +12,10 @@ namespace {
 
 using quant::BlockQ4_0;
 using quant::BlockQ4_K;
+using quant::BlockQ8_0;
 using quant::Q4_0PanelBlock;
 using quant::Q4_KPanelBlock;
+using quant::Q8_0PanelBlock;
 
 // Row j's `words` 32-bit words of src as bytes 4j..4j+3 of dst[0..words-1] (64 bytes each),
 // and back.
@@ -35,6 +37,18 @@ struct Q4_0Panels {
   static void from_panel(const PanelBlock& p, Block& b, int j) {
     b.d = p.d[j];
     deinterleave_words(p.qs, b.qs, 4, j);
+  }
+};
+struct Q8_0Panels {
+  using Block = BlockQ8_0;
+  using PanelBlock = Q8_0PanelBlock;
+  static void to_panel(const Block& b, PanelBlock& p, int j) {
+    p.d[j] = b.d;
+    interleave_words(reinterpret_cast<const uint8_t*>(b.qs), p.qs, 8, j);
+  }
+  static void from_panel(const PanelBlock& p, Block& b, int j) {
+    b.d = p.d[j];
+    deinterleave_words(p.qs, reinterpret_cast<uint8_t*>(b.qs), 8, j);
   }
 };
 struct Q4_KPanels {
@@ -108,37 +122,46 @@ void unpack_row(const uint8_t* data, int64_t r, int64_t blocks_per_row, uint8_t*
 
 }  // namespace
 
-bool has_row_panel_layout(GgmlType type) { return type == GgmlType::Q4_0 || type == GgmlType::Q4_K; }
+bool has_row_panel_layout(GgmlType type) {
+  return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K;
+}
+
+namespace {
+
+// Calls fn(F{}) with the format's panel traits.
+template <class Fn>
+void with_panel_format(GgmlType type, const Fn& fn) {
+  SF_CHECK(has_row_panel_layout(type), "no row-panel layout for %s", type_name(type));
+  switch (type) {
+    case GgmlType::Q4_0:
+      fn(Q4_0Panels{});
+      break;
+    case GgmlType::Q8_0:
+      fn(Q8_0Panels{});
+      break;
+    default:
+      fn(Q4_KPanels{});
+      break;
+  }
+}
+
+}  // namespace
 
 void pack_row_panels(GgmlType type, uint8_t* data, int64_t rows, int64_t cols) {
-  SF_CHECK(has_row_panel_layout(type), "no row-panel layout for %s", type_name(type));
   SF_CHECK(rows % kRowPanelRows == 0 && cols % type_info(type).block_size == 0,
            "row panels need rows %% 16 == 0, whole blocks");
-  if (type == GgmlType::Q4_0) {
-    pack<Q4_0Panels>(data, rows, cols / type_info(type).block_size);
-  } else {
-    pack<Q4_KPanels>(data, rows, cols / type_info(type).block_size);
-  }
+  with_panel_format(type, [&](auto f) { pack<decltype(f)>(data, rows, cols / type_info(type).block_size); });
 }
 
 void unpack_row_panels(GgmlType type, uint8_t* data, int64_t rows, int64_t cols) {
-  SF_CHECK(has_row_panel_layout(type), "no row-panel layout for %s", type_name(type));
   SF_CHECK(rows % kRowPanelRows == 0 && cols % type_info(type).block_size == 0,
            "row panels need rows %% 16 == 0, whole blocks");
-  if (type == GgmlType::Q4_0) {
-    unpack<Q4_0Panels>(data, rows, cols / type_info(type).block_size);
-  } else {
-    unpack<Q4_KPanels>(data, rows, cols / type_info(type).block_size);
-  }
+  with_panel_format(type, [&](auto f) { unpack<decltype(f)>(data, rows, cols / type_info(type).block_size); });
 }
 
 void unpack_panel_row(GgmlType type, const uint8_t* data, int64_t r, int64_t cols, uint8_t* row_out) {
-  SF_CHECK(has_row_panel_layout(type), "no row-panel layout for %s", type_name(type));
-  if (type == GgmlType::Q4_0) {
-    unpack_row<Q4_0Panels>(data, r, cols / type_info(type).block_size, row_out);
-  } else {
-    unpack_row<Q4_KPanels>(data, r, cols / type_info(type).block_size, row_out);
-  }
+  with_panel_format(type,
+                    [&](auto f) { unpack_row<decltype(f)>(data, r, cols / type_info(type).block_size, row_out); });
 }
 
 }  // namespace sf

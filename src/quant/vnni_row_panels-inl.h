@@ -1,5 +1,6 @@
-// The AVX512-VNNI kernel for Q4_0 weights in row panels (quant/row_panels.h), used by
-// dot_panel.cc in its AVX3_DL pass, for every batch size.
+// The AVX512-VNNI kernels for Q4_0 and Q8_0 weights in row panels (quant/row_panels.h),
+// used by dot_panel.cc in its AVX3_DL pass, for every batch size. (Q8_0 works as Q4_0 below
+// with eight byte groups instead of four nibble pairs.)
 //
 // One WEIGHT row per lane: a panel block's four 64-byte groups give every lane (row) four
 // quant bytes; masked and shifted, they are the eight unsigned operands, and each of an
@@ -85,7 +86,10 @@ inline size_t VnniActPreparedBytes(int64_t n_act, int64_t n) {
   return static_cast<size_t>(n_act * (n / kQK)) * sizeof(VnniActBlock);
 }
 
-inline void VnniActPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
+// kBias: the weight format's offset correction per unit of sum(x) (vnni_q-inl.h): -8 for
+// Q4_0's nibbles, -128 for Q8_0's bytes made unsigned.
+template <int kBias>
+inline void VnniActPrepareWithBias(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
   const float* f16 = fp16_table();
   const int64_t nb = n / kQK;
   auto* out = static_cast<VnniActBlock*>(prepared);
@@ -96,10 +100,17 @@ inline void VnniActPrepare(const void* act, size_t act_stride, int64_t n_act, in
       std::memcpy(xb.qs, x[b].qs, sizeof(xb.qs));
       int32_t sum = 0;
       for (int e = 0; e < kQK; ++e) sum += x[b].qs[e];
-      xb.bias = -8 * sum;
+      xb.bias = kBias * sum;
       xb.scale = f16[x[b].d];
     }
   }
+}
+
+inline void VnniActPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
+  VnniActPrepareWithBias<-8>(act, act_stride, n_act, n, prepared);
+}
+inline void VnniQ8ActPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
+  VnniActPrepareWithBias<-128>(act, act_stride, n_act, n, prepared);
 }
 
 // Block ib of one panel x A activation rows into each activation row's chain, chains[a].
@@ -131,10 +142,35 @@ HWY_INLINE void PanelRowsBlock(const Q4_0PanelBlock& wb, const VnniActBlock* con
   }
 }
 
-// One panel x A activation rows: lanes[a] lane j = weight row j with activation row a; the
-// four chains of each activation row stay in registers.
+// The same for a Q8_0 panel: the eight groups are the row's bytes w, made unsigned as
+// w + 128 (w XOR 0x80), with the prepared bias -128 sum(x) as start value.
 template <int A>
-HWY_INLINE void PanelRowsT(const Q4_0PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* lanes) {
+HWY_INLINE void PanelRowsBlock(const Q8_0PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  __m512i g[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; ++k) g[k] = _mm512_xor_si512(_mm512_loadu_si512(wb.qs[k]), flip);  // elements 4k..4k+3
+  const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
+#pragma GCC unroll 4
+  for (int a = 0; a < A; ++a) {
+    const VnniActBlock& xb = x[a][ib];
+    int32_t words[8];
+    std::memcpy(words, xb.qs, sizeof(words));
+    __m512i s0 = _mm512_set1_epi32(xb.bias), s1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      s0 = _mm512_dpbusd_epi32(s0, g[k], _mm512_set1_epi32(words[k]));
+      s1 = _mm512_dpbusd_epi32(s1, g[k + 4], _mm512_set1_epi32(words[k + 4]));
+    }
+    const __m512 p = _mm512_mul_ps(dw, _mm512_set1_ps(xb.scale));
+    chains[a] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), p, chains[a]);
+  }
+}
+
+// One panel x A activation rows: lanes[a] lane j = weight row j with activation row a; the
+// four chains of each activation row stay in registers. PanelBlock: Q4_0's or Q8_0's.
+template <int A, class PanelBlock>
+HWY_INLINE void PanelRowsT(const PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* lanes) {
   __m512 c0[A], c1[A], c2[A], c3[A];
 #pragma GCC unroll 4
   for (int a = 0; a < A; ++a) c0[a] = c1[a] = c2[a] = c3[a] = _mm512_setzero_ps();
@@ -183,6 +219,15 @@ inline void VnniPanelRun(const void* weight, size_t row_stride, int64_t n_rows, 
   RunPanels<Q4_0PanelBlock, VnniActBlock, kActRowsPerPass>(
       weight, row_stride, n_rows, prepared, n_act, n / kQK, out, out_stride,
       [](auto act_rows, const Q4_0PanelBlock* panel, const VnniActBlock* const* xs, int64_t nb, __m512* lanes)
+          HWY_ATTR { PanelRowsT<decltype(act_rows)::value>(panel, xs, nb, lanes); });
+}
+
+// The Q8_0 tile on prepared activations (VnniQ8ActPrepare): out[c * out_stride + r].
+inline void VnniQ8PanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
+                           size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
+  RunPanels<Q8_0PanelBlock, VnniActBlock, kActRowsPerPass>(
+      weight, row_stride, n_rows, prepared, n_act, n / kQK, out, out_stride,
+      [](auto act_rows, const Q8_0PanelBlock* panel, const VnniActBlock* const* xs, int64_t nb, __m512* lanes)
           HWY_ATTR { PanelRowsT<decltype(act_rows)::value>(panel, xs, nb, lanes); });
 }
 

@@ -243,18 +243,21 @@ TEST(PackModel, RowPanelsStoreTheEligibleMatricesAndPackingAgainRestoresRows) {
   EXPECT_GE(files_with_panels, 3) << "the Q4_0 and Q4_K_M reference models";
 }
 
-// A tensor named as row panels whose type has no such layout (Q8_0 here) is a corrupt file:
+// A tensor named as row panels whose type has no such layout (Q6_K here) is a corrupt file:
 // loading it names the tensor instead of computing with it.
 TEST(PackModel, LoadingRefusesRowPanelNamesWithoutTheLayout) {
   SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
-  auto in = gguf::GgufFile::open(sf::test::shared_path("reference/models/synth-llama-tok512-Q8_0.gguf"));
+  auto in = gguf::GgufFile::open(sf::test::shared_path("reference/models/synth-llama-tok512-Q6_K.gguf"));
   ASSERT_TRUE(in.ok());
+  const gguf::TensorInfo* renamed = in->find_tensor("blk.0.attn_q.weight");
+  ASSERT_NE(renamed, nullptr);
+  ASSERT_FALSE(has_row_panel_layout(renamed->type)) << type_name(renamed->type);
   const std::string bad = dir + "/bad.gguf";
   GgufStreamWriter writer(bad);
   writer.copy_metadata_from(*in);
   for (const auto& t : in->tensors())
-    writer.add_tensor(t.name == "blk.0.attn_q.weight" ? row_panel_tensor_name(t.name) : t.name, t.type, t.dims);
+    writer.add_tensor(t.name == renamed->name ? row_panel_tensor_name(t.name) : t.name, t.type, t.dims);
   ASSERT_TRUE(writer.begin().ok());
   for (const auto& t : in->tensors()) {
     auto bytes = in->read_tensor_data(t);

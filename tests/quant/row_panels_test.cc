@@ -25,6 +25,7 @@ struct PanelFormat {
 const std::vector<PanelFormat>& panel_formats() {
   static const std::vector<PanelFormat> formats = {
       {GgmlType::Q4_0, GgmlType::Q8_0, {32, 96, 288, 2080}},
+      {GgmlType::Q8_0, GgmlType::Q8_0, {32, 96, 288, 2080}},
       {GgmlType::Q4_K, GgmlType::Q8_K, {256, 768, 2816}},
   };
   return formats;
@@ -41,9 +42,10 @@ std::vector<uint8_t> weight_rows(GgmlType type, int64_t rows, int64_t n) {
   return w;
 }
 
-TEST(RowPanels, OnlyQ4_0AndQ4_KHaveTheLayout) {
+TEST(RowPanels, OnlyQ4_0Q8_0AndQ4_KHaveTheLayout) {
   for (GgmlType type : test::all_types())
-    EXPECT_EQ(has_row_panel_layout(type), type == GgmlType::Q4_0 || type == GgmlType::Q4_K) << type_name(type);
+    EXPECT_EQ(has_row_panel_layout(type), type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K)
+        << type_name(type);
 }
 
 TEST(RowPanels, PackingMovesEveryByteAndUnpackingGivesEachRowBack) {
@@ -89,12 +91,13 @@ TEST(PanelTile, ExistsExactlyOnAvx3Dl) {
       const bool has = static_cast<bool>(find_panel_tile_for_target(f.type, f.act_type, target));
       EXPECT_EQ(has, target == HWY_AVX3_DL) << dot_kernel_target_name(target) << " " << type_name(f.type);
     }
-    EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q8_0, GgmlType::Q8_0, target));
+    EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q8_0, GgmlType::Q8_K, target));
     EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q4_0, GgmlType::Q8_K, target));
     EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q6_K, GgmlType::Q8_K, target));
   }
   if (hwy::SupportedTargets() & HWY_AVX3_DL) {
     EXPECT_TRUE(find_panel_tile(GgmlType::Q4_0, GgmlType::Q8_0));
+    EXPECT_TRUE(find_panel_tile(GgmlType::Q8_0, GgmlType::Q8_0));
     EXPECT_TRUE(find_panel_tile(GgmlType::Q4_K, GgmlType::Q8_K));
   }
 }
