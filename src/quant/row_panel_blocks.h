@@ -36,4 +36,15 @@ struct Q4_KPanelBlock {
 };
 static_assert(sizeof(Q4_KPanelBlock) == 16 * sizeof(BlockQ4_K), "a panel block holds 16 Q4_K blocks");
 
+// Q6_K: row j's 128 low-nibble bytes as bytes 4j..4j+3 of ql[0..31], its 64 high-bit bytes
+// as those of qh[0..15], its 16 signed sub-block scales as those of scales[0..3], then the
+// 16 d.
+struct Q6_KPanelBlock {
+  uint8_t ql[32][64];
+  uint8_t qh[16][64];
+  uint8_t scales[4][64];
+  uint16_t d[16];
+};
+static_assert(sizeof(Q6_KPanelBlock) == 16 * sizeof(BlockQ6_K), "a panel block holds 16 Q6_K blocks");
+
 }  // namespace sf::quant

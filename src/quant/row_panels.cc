@@ -12,9 +12,11 @@ namespace {
 
 using quant::BlockQ4_0;
 using quant::BlockQ4_K;
+using quant::BlockQ6_K;
 using quant::BlockQ8_0;
 using quant::Q4_0PanelBlock;
 using quant::Q4_KPanelBlock;
+using quant::Q6_KPanelBlock;
 using quant::Q8_0PanelBlock;
 
 // Row j's `words` 32-bit words of src as bytes 4j..4j+3 of dst[0..words-1] (64 bytes each),
@@ -65,6 +67,23 @@ struct Q4_KPanels {
     b.dmin = p.dmin[j];
     deinterleave_words(p.scales, b.scales, 3, j);
     deinterleave_words(p.qs, b.qs, 32, j);
+  }
+};
+
+struct Q6_KPanels {
+  using Block = BlockQ6_K;
+  using PanelBlock = Q6_KPanelBlock;
+  static void to_panel(const Block& b, PanelBlock& p, int j) {
+    interleave_words(b.ql, p.ql, 32, j);
+    interleave_words(b.qh, p.qh, 16, j);
+    interleave_words(reinterpret_cast<const uint8_t*>(b.scales), p.scales, 4, j);
+    p.d[j] = b.d;
+  }
+  static void from_panel(const PanelBlock& p, Block& b, int j) {
+    deinterleave_words(p.ql, b.ql, 32, j);
+    deinterleave_words(p.qh, b.qh, 16, j);
+    deinterleave_words(p.scales, reinterpret_cast<uint8_t*>(b.scales), 4, j);
+    b.d = p.d[j];
   }
 };
 
@@ -123,7 +142,7 @@ void unpack_row(const uint8_t* data, int64_t r, int64_t blocks_per_row, uint8_t*
 }  // namespace
 
 bool has_row_panel_layout(GgmlType type) {
-  return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K;
+  return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K || type == GgmlType::Q6_K;
 }
 
 namespace {
@@ -138,6 +157,9 @@ void with_panel_format(GgmlType type, const Fn& fn) {
       break;
     case GgmlType::Q8_0:
       fn(Q8_0Panels{});
+      break;
+    case GgmlType::Q6_K:
+      fn(Q6_KPanels{});
       break;
     default:
       fn(Q4_KPanels{});

@@ -243,12 +243,12 @@ TEST(PackModel, RowPanelsStoreTheEligibleMatricesAndPackingAgainRestoresRows) {
   EXPECT_GE(files_with_panels, 3) << "the Q4_0 and Q4_K_M reference models";
 }
 
-// A tensor named as row panels whose type has no such layout (Q6_K here) is a corrupt file:
+// A tensor named as row panels whose type has no such layout (F32 here) is a corrupt file:
 // loading it names the tensor instead of computing with it.
 TEST(PackModel, LoadingRefusesRowPanelNamesWithoutTheLayout) {
   SF_SKIP_WITHOUT_SHARED();
   const std::string dir = sf::test::per_test_scratch_dir();
-  auto in = gguf::GgufFile::open(sf::test::shared_path("reference/models/synth-llama-tok512-Q6_K.gguf"));
+  auto in = gguf::GgufFile::open(sf::test::shared_path("reference/models/synth-llama-tok512.gguf"));
   ASSERT_TRUE(in.ok());
   const gguf::TensorInfo* renamed = in->find_tensor("blk.0.attn_q.weight");
   ASSERT_NE(renamed, nullptr);
