@@ -28,7 +28,7 @@ inline constexpr int64_t kRowPanelRows = 16;
 // How a matrix's rows are stored: GGUF's row-major blocks, or row panels (above).
 enum class WeightLayout : uint8_t { kRows, kRowPanels };
 
-// The weight types that have a row-panel layout: Q4_0, Q8_0 and Q4_K.
+// The weight types that have a row-panel layout: Q4_0, Q8_0, Q4_K and Q6_K.
 bool has_row_panel_layout(GgmlType type);
 
 // Converts the `rows` rows (GGUF order, row_bytes(type, cols) each) at data to row panels,
