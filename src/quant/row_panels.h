@@ -12,8 +12,9 @@
 // Converted in place when resident weights are loaded (model/model_weights.cc), only for
 // types and CPUs that have panel kernels (quant/dot_panel.h) and for row counts that are a
 // multiple of 16; `specflash pack --row-panels` stores them so in the file, for streamed
-// layers (model/stored_layout.h). The floats are the same either way: the kernels follow one per-element
-// definition of each dot product (quant/vnni_q-inl.h for Q4_0, vnni_k-inl.h for Q4_K).
+// layers (model/stored_layout.h). The floats are the same either way: the kernels follow
+// one per-element definition of each dot product (quant/vnni_q-inl.h for Q4_0 and Q8_0,
+// vnni_k-inl.h for Q4_K, vnni_k16-inl.h for Q6_K).
 #pragma once
 
 #include <cstddef>
