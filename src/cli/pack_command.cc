@@ -23,7 +23,7 @@ int pack_command(int argc, char** argv) {
   bool row_panels = false;
   app.add_flag(
       "--row-panels", row_panels,
-      "also store the Q4_0/Q8_0/Q4_K/Q6_K layer matrices as row panels, the layout of this engine's AVX512-VNNI\n"
+      "also store the Q4_0/Q8_0/Q4_K/Q5_K/Q6_K layer matrices as row panels, the layout of this engine's AVX512-VNNI\n"
       "decode kernels, so streamed layers need no conversion per pass. specflash only: such tensors are\n"
       "renamed '<name>.row_panels16', so other GGUF readers refuse the file instead of misreading it;\n"
       "pack again without this flag to get standard rows back");

@@ -1,5 +1,5 @@
 // The row-panel kernels (dot_panel.h) per Highway target: only AVX3_DL has them, for Q4_0
-// and Q8_0 (quant/vnni_row_panels-inl.h), Q4_K (vnni_row_panels_k-inl.h) and Q6_K
+// and Q8_0 (quant/vnni_row_panels-inl.h), Q4_K and Q5_K (vnni_row_panels_k-inl.h) and Q6_K
 // (vnni_row_panels_k6-inl.h); every other target returns none.
 #include "quant/dot_panel.h"
 
@@ -27,6 +27,8 @@ DotTile GetPanelTile(GgmlType weight_type, GgmlType activation_type) {
     return DotTile{&VnniQ8PanelRun, &VnniActPreparedBytes, &VnniQ8ActPrepare, 1};
   if (weight_type == GgmlType::Q4_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK4PanelRun, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
+  if (weight_type == GgmlType::Q5_K && activation_type == GgmlType::Q8_K)
+    return DotTile{&VnniK5PanelRun, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
   if (weight_type == GgmlType::Q6_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK6PanelRun, &VnniK6ActPreparedBytes, &VnniK6ActPrepare, 1};
 #endif

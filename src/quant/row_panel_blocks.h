@@ -36,6 +36,16 @@ struct Q4_KPanelBlock {
 };
 static_assert(sizeof(Q4_KPanelBlock) == 16 * sizeof(BlockQ4_K), "a panel block holds 16 Q4_K blocks");
 
+// Q5_K: Q4_K's panel block with row j's 32 fifth-bit bytes as bytes 4j..4j+3 of qh[0..7].
+struct Q5_KPanelBlock {
+  uint16_t d[16];
+  uint16_t dmin[16];
+  uint8_t scales[3][64];
+  uint8_t qh[8][64];
+  uint8_t qs[32][64];
+};
+static_assert(sizeof(Q5_KPanelBlock) == 16 * sizeof(BlockQ5_K), "a panel block holds 16 Q5_K blocks");
+
 // Q6_K: row j's 128 low-nibble bytes as bytes 4j..4j+3 of ql[0..31], its 64 high-bit bytes
 // as those of qh[0..15], its 16 signed sub-block scales as those of scales[0..3], then the
 // 16 d.

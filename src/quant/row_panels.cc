@@ -12,10 +12,12 @@ namespace {
 
 using quant::BlockQ4_0;
 using quant::BlockQ4_K;
+using quant::BlockQ5_K;
 using quant::BlockQ6_K;
 using quant::BlockQ8_0;
 using quant::Q4_0PanelBlock;
 using quant::Q4_KPanelBlock;
+using quant::Q5_KPanelBlock;
 using quant::Q6_KPanelBlock;
 using quant::Q8_0PanelBlock;
 
@@ -70,6 +72,24 @@ struct Q4_KPanels {
   }
 };
 
+struct Q5_KPanels {
+  using Block = BlockQ5_K;
+  using PanelBlock = Q5_KPanelBlock;
+  static void to_panel(const Block& b, PanelBlock& p, int j) {
+    p.d[j] = b.d;
+    p.dmin[j] = b.dmin;
+    interleave_words(b.scales, p.scales, 3, j);
+    interleave_words(b.qh, p.qh, 8, j);
+    interleave_words(b.qs, p.qs, 32, j);
+  }
+  static void from_panel(const PanelBlock& p, Block& b, int j) {
+    b.d = p.d[j];
+    b.dmin = p.dmin[j];
+    deinterleave_words(p.scales, b.scales, 3, j);
+    deinterleave_words(p.qh, b.qh, 8, j);
+    deinterleave_words(p.qs, b.qs, 32, j);
+  }
+};
 struct Q6_KPanels {
   using Block = BlockQ6_K;
   using PanelBlock = Q6_KPanelBlock;
@@ -142,7 +162,8 @@ void unpack_row(const uint8_t* data, int64_t r, int64_t blocks_per_row, uint8_t*
 }  // namespace
 
 bool has_row_panel_layout(GgmlType type) {
-  return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K || type == GgmlType::Q6_K;
+  return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K || type == GgmlType::Q5_K ||
+         type == GgmlType::Q6_K;
 }
 
 namespace {
@@ -157,6 +178,9 @@ void with_panel_format(GgmlType type, const Fn& fn) {
       break;
     case GgmlType::Q8_0:
       fn(Q8_0Panels{});
+      break;
+    case GgmlType::Q5_K:
+      fn(Q5_KPanels{});
       break;
     case GgmlType::Q6_K:
       fn(Q6_KPanels{});

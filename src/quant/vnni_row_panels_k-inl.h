@@ -1,4 +1,4 @@
-// The AVX512-VNNI kernel for Q4_K weights in row panels (quant/row_panels.h), used by
+// The AVX512-VNNI kernel for Q4_K (and Q5_K) weights in row panels (quant/row_panels.h), used by
 // dot_panel.cc in its AVX3_DL pass, for every batch size: one WEIGHT row per lane, as the
 // Q4_0 kernel of vnni_row_panels-inl.h.
 //
@@ -81,10 +81,12 @@ HWY_INLINE __m512i LaneByte(__m512i low4, __m512i high4, int s) {
   return _mm512_and_si512(_mm512_srli_epi32(word, 8 * (s & 3)), _mm512_set1_epi32(0xFF));
 }
 
-// Super-block i of one panel x A activation rows into the chains a[] and b[].
-template <int A>
-HWY_INLINE void K4PanelBlock(const Q4_KPanelBlock& wb, const VnniK4ActBlock* const* x, int64_t i, __m512* a,
-                             __m512* b) {
+// Super-block i of one panel x A activation rows into the chains a[] and b[]. PanelBlock:
+// Q4_K's, or Q5_K's, whose levels take bit 2g (low nibbles) or 2g + 1 (high ones) of the
+// row's qh byte as bit 4 (vnni_k-inl.h).
+template <int A, class PanelBlock>
+HWY_INLINE void K4PanelBlock(const PanelBlock& wb, const VnniK4ActBlock* const* x, int64_t i, __m512* a, __m512* b) {
+  constexpr bool kFiveBit = std::is_same_v<PanelBlock, Q5_KPanelBlock>;
   // unpack_scale_min_k4 on every lane at once (see K4ScaleMin in vnni_k-inl.h).
   const __m512i w0 = _mm512_loadu_si512(wb.scales[0]);
   const __m512i w1 = _mm512_loadu_si512(wb.scales[1]);
@@ -119,6 +121,16 @@ HWY_INLINE void K4PanelBlock(const Q4_KPanelBlock& wb, const VnniK4ActBlock* con
       const __m512i q = _mm512_loadu_si512(wb.qs[8 * g + k]);
       lo[k] = _mm512_and_si512(q, low4);
       hi[k] = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);
+      if constexpr (kFiveBit) {
+        // Bytes 4k..4k+3 of the row's qh: bits 2g and 2g + 1 to bit 4 (16-bit shifts of
+        // bytes masked to one bit stay inside their byte).
+        const __m512i qh = _mm512_loadu_si512(wb.qh[k]);
+        const __m512i one = _mm512_set1_epi8(1);
+        const __m512i bit_lo = _mm512_and_si512(_mm512_srl_epi16(qh, _mm_cvtsi32_si128(2 * g)), one);
+        const __m512i bit_hi = _mm512_and_si512(_mm512_srl_epi16(qh, _mm_cvtsi32_si128(2 * g + 1)), one);
+        lo[k] = _mm512_or_si512(lo[k], _mm512_slli_epi16(bit_lo, 4));
+        hi[k] = _mm512_or_si512(hi[k], _mm512_slli_epi16(bit_hi, 4));
+      }
     }
     const __m512i scale_lo = LaneByte(scales03, scales47, 2 * g);
     const __m512i scale_hi = LaneByte(scales03, scales47, 2 * g + 1);
@@ -147,8 +159,8 @@ HWY_INLINE void K4PanelBlock(const Q4_KPanelBlock& wb, const VnniK4ActBlock* con
 }
 
 // One panel x A activation rows: lanes[a] lane j = weight row j with activation row a.
-template <int A>
-HWY_INLINE void K4PanelRowsT(const Q4_KPanelBlock* panel, const VnniK4ActBlock* const* xs, int64_t nb, __m512* lanes) {
+template <int A, class PanelBlock>
+HWY_INLINE void K4PanelRowsT(const PanelBlock* panel, const VnniK4ActBlock* const* xs, int64_t nb, __m512* lanes) {
   __m512 a[A], b[A];
   for (int k = 0; k < A; ++k) a[k] = b[k] = _mm512_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
@@ -166,6 +178,15 @@ inline void VnniK4PanelRun(const void* weight, size_t row_stride, int64_t n_rows
   RunPanels<Q4_KPanelBlock, VnniK4ActBlock, kK4ActRowsPerPass>(
       weight, row_stride, n_rows, prepared, n_act, n / kQK_K, out, out_stride,
       [](auto act_rows, const Q4_KPanelBlock* panel, const VnniK4ActBlock* const* xs, int64_t nb, __m512* lanes)
+          HWY_ATTR { K4PanelRowsT<decltype(act_rows)::value>(panel, xs, nb, lanes); });
+}
+
+// The Q5_K tile, the same way (activations prepared by VnniK4ActPrepare).
+inline void VnniK5PanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
+                           size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
+  RunPanels<Q5_KPanelBlock, VnniK4ActBlock, kK4ActRowsPerPass>(
+      weight, row_stride, n_rows, prepared, n_act, n / kQK_K, out, out_stride,
+      [](auto act_rows, const Q5_KPanelBlock* panel, const VnniK4ActBlock* const* xs, int64_t nb, __m512* lanes)
           HWY_ATTR { K4PanelRowsT<decltype(act_rows)::value>(panel, xs, nb, lanes); });
 }
 
