@@ -129,7 +129,8 @@ Status pack_model(const std::string& in, const std::string& out, const PackOptio
   }
   if (options.row_panels && n_panels == 0)
     return Status::Errorf(
-        "%s: no matrix can be stored as row panels (they exist for Q4_0, Q8_0, Q4_K, Q5_K and Q6_K layer matrices "
+        "%s: no matrix can be stored as row panels (they exist for Q4_0, Q8_0, Q2_K, Q4_K, Q5_K and Q6_K layer "
+        "matrices "
         "whose row "
         "count "
         "is "

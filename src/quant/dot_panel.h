@@ -13,7 +13,7 @@
 namespace sf {
 
 // The panel kernel of a (weight, activation) pair on this CPU's best instruction set: Q4_0
-// and Q8_0 with Q8_0 activations, Q4_K, Q5_K and Q6_K with Q8_K, on AVX3_DL (AVX512-VNNI). Empty
+// and Q8_0 with Q8_0 activations, Q2_K, Q4_K, Q5_K and Q6_K with Q8_K, on AVX3_DL (AVX512-VNNI). Empty
 // elsewhere, where matrices keep GGUF's layout (ops/matmul.h, preferred_layout).
 DotTile find_panel_tile(GgmlType weight_type, GgmlType activation_type);
 // The same compiled for one target of dot_kernel_targets() (for tests).

@@ -46,6 +46,16 @@ struct Q5_KPanelBlock {
 };
 static_assert(sizeof(Q5_KPanelBlock) == 16 * sizeof(BlockQ5_K), "a panel block holds 16 Q5_K blocks");
 
+// Q2_K: row j's 16 scale/min bytes as bytes 4j..4j+3 of scales[0..3], its 64 quant bytes
+// as those of qs[0..15], then the 16 d and dmin.
+struct Q2_KPanelBlock {
+  uint8_t scales[4][64];
+  uint8_t qs[16][64];
+  uint16_t d[16];
+  uint16_t dmin[16];
+};
+static_assert(sizeof(Q2_KPanelBlock) == 16 * sizeof(BlockQ2_K), "a panel block holds 16 Q2_K blocks");
+
 // Q6_K: row j's 128 low-nibble bytes as bytes 4j..4j+3 of ql[0..31], its 64 high-bit bytes
 // as those of qh[0..15], its 16 signed sub-block scales as those of scales[0..3], then the
 // 16 d.

@@ -10,11 +10,13 @@
 namespace sf {
 namespace {
 
+using quant::BlockQ2_K;
 using quant::BlockQ4_0;
 using quant::BlockQ4_K;
 using quant::BlockQ5_K;
 using quant::BlockQ6_K;
 using quant::BlockQ8_0;
+using quant::Q2_KPanelBlock;
 using quant::Q4_0PanelBlock;
 using quant::Q4_KPanelBlock;
 using quant::Q5_KPanelBlock;
@@ -72,6 +74,22 @@ struct Q4_KPanels {
   }
 };
 
+struct Q2_KPanels {
+  using Block = BlockQ2_K;
+  using PanelBlock = Q2_KPanelBlock;
+  static void to_panel(const Block& b, PanelBlock& p, int j) {
+    interleave_words(b.scales, p.scales, 4, j);
+    interleave_words(b.qs, p.qs, 16, j);
+    p.d[j] = b.d;
+    p.dmin[j] = b.dmin;
+  }
+  static void from_panel(const PanelBlock& p, Block& b, int j) {
+    deinterleave_words(p.scales, b.scales, 4, j);
+    deinterleave_words(p.qs, b.qs, 16, j);
+    b.d = p.d[j];
+    b.dmin = p.dmin[j];
+  }
+};
 struct Q5_KPanels {
   using Block = BlockQ5_K;
   using PanelBlock = Q5_KPanelBlock;
@@ -162,8 +180,8 @@ void unpack_row(const uint8_t* data, int64_t r, int64_t blocks_per_row, uint8_t*
 }  // namespace
 
 bool has_row_panel_layout(GgmlType type) {
-  return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K || type == GgmlType::Q5_K ||
-         type == GgmlType::Q6_K;
+  return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q2_K || type == GgmlType::Q4_K ||
+         type == GgmlType::Q5_K || type == GgmlType::Q6_K;
 }
 
 namespace {
@@ -178,6 +196,9 @@ void with_panel_format(GgmlType type, const Fn& fn) {
       break;
     case GgmlType::Q8_0:
       fn(Q8_0Panels{});
+      break;
+    case GgmlType::Q2_K:
+      fn(Q2_KPanels{});
       break;
     case GgmlType::Q5_K:
       fn(Q5_KPanels{});

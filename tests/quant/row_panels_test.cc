@@ -26,7 +26,7 @@ const std::vector<PanelFormat>& panel_formats() {
   static const std::vector<PanelFormat> formats = {
       {GgmlType::Q4_0, GgmlType::Q8_0, {32, 96, 288, 2080}}, {GgmlType::Q8_0, GgmlType::Q8_0, {32, 96, 288, 2080}},
       {GgmlType::Q4_K, GgmlType::Q8_K, {256, 768, 2816}},    {GgmlType::Q5_K, GgmlType::Q8_K, {256, 768, 2816}},
-      {GgmlType::Q6_K, GgmlType::Q8_K, {256, 768, 2816}},
+      {GgmlType::Q6_K, GgmlType::Q8_K, {256, 768, 2816}},    {GgmlType::Q2_K, GgmlType::Q8_K, {256, 768, 2816}},
   };
   return formats;
 }
@@ -42,10 +42,11 @@ std::vector<uint8_t> weight_rows(GgmlType type, int64_t rows, int64_t n) {
   return w;
 }
 
-TEST(RowPanels, OnlyQ4_0Q8_0Q4_KQ5_KAndQ6_KHaveTheLayout) {
+TEST(RowPanels, OnlyQ4_0Q8_0Q2_KQ4_KQ5_KAndQ6_KHaveTheLayout) {
   for (GgmlType type : test::all_types())
-    EXPECT_EQ(has_row_panel_layout(type), type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K ||
-                                              type == GgmlType::Q5_K || type == GgmlType::Q6_K)
+    EXPECT_EQ(has_row_panel_layout(type), type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q2_K ||
+                                              type == GgmlType::Q4_K || type == GgmlType::Q5_K ||
+                                              type == GgmlType::Q6_K)
         << type_name(type);
 }
 
@@ -99,6 +100,7 @@ TEST(PanelTile, ExistsExactlyOnAvx3Dl) {
   if (hwy::SupportedTargets() & HWY_AVX3_DL) {
     EXPECT_TRUE(find_panel_tile(GgmlType::Q4_0, GgmlType::Q8_0));
     EXPECT_TRUE(find_panel_tile(GgmlType::Q8_0, GgmlType::Q8_0));
+    EXPECT_TRUE(find_panel_tile(GgmlType::Q2_K, GgmlType::Q8_K));
     EXPECT_TRUE(find_panel_tile(GgmlType::Q5_K, GgmlType::Q8_K));
     EXPECT_TRUE(find_panel_tile(GgmlType::Q6_K, GgmlType::Q8_K));
     EXPECT_TRUE(find_panel_tile(GgmlType::Q4_K, GgmlType::Q8_K));
