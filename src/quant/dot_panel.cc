@@ -1,6 +1,6 @@
 // The row-panel kernels (dot_panel.h) per Highway target: only AVX3_DL has them, for Q4_0
-// and Q8_0 (quant/vnni_row_panels-inl.h), Q4_K and Q5_K (vnni_row_panels_k-inl.h), Q2_K (vnni_row_panels_k2-inl.h) and
-// Q6_K (vnni_row_panels_k6-inl.h); every other target returns none.
+// and Q8_0 (quant/vnni_row_panels-inl.h), Q4_K and Q5_K (vnni_row_panels_k-inl.h), Q2_K and
+// Q6_K (vnni_row_panels_k16-inl.h); every other target returns none.
 #include "quant/dot_panel.h"
 
 #include "quant/simd_targets.h"
@@ -11,8 +11,7 @@
 #include "hwy/highway.h"
 #include "quant/vnni_row_panels-inl.h"
 #include "quant/vnni_row_panels_k-inl.h"
-#include "quant/vnni_row_panels_k2-inl.h"
-#include "quant/vnni_row_panels_k6-inl.h"
+#include "quant/vnni_row_panels_k16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -29,11 +28,11 @@ DotTile GetPanelTile(GgmlType weight_type, GgmlType activation_type) {
   if (weight_type == GgmlType::Q4_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK4PanelRun, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
   if (weight_type == GgmlType::Q2_K && activation_type == GgmlType::Q8_K)
-    return DotTile{&VnniK2PanelRun, &VnniK2ActPreparedBytes, &VnniK2ActPrepare, 1};
+    return DotTile{&VnniK16PanelRun<Q2_KPanelBlock>, &VnniK16ActPreparedBytes, &VnniK16ActPrepare, 1};
   if (weight_type == GgmlType::Q5_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK5PanelRun, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
   if (weight_type == GgmlType::Q6_K && activation_type == GgmlType::Q8_K)
-    return DotTile{&VnniK6PanelRun, &VnniK6ActPreparedBytes, &VnniK6ActPrepare, 1};
+    return DotTile{&VnniK16PanelRun<Q6_KPanelBlock>, &VnniK16ActPreparedBytes, &VnniK16ActPrepare, 1};
 #endif
   (void)weight_type;
   (void)activation_type;
