@@ -13,7 +13,8 @@ int pack_command(int argc, char** argv) {
   CLI::App app{
       "Rewrite a GGUF model so each layer's tensors are contiguous and 4096-aligned, which lets the\n"
       "streamer read a layer with one direct read. Metadata (except general.alignment) and tensor\n"
-      "bytes are copied unchanged. OUT may equal IN.",
+      "bytes are copied unchanged (with --row-panels, the matrices it names are rearranged and\n"
+      "renamed). OUT may equal IN.",
       "specflash pack"};
   show_defaults_in_help(app);
   std::string in, out;
