@@ -103,6 +103,7 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::GgufFile& f
   };
   std::vector<VectorSlot> vectors;
   int unit = 0;
+  int converted_on_read = 0;  // matrices stored as panels that run as rows (no kernel here)
   auto matrix = [&](const std::string& name, int64_t in, int64_t out, WeightMatrix* dst) -> Status {
     SF_ASSIGN_OR_RETURN(const StoredMatrix stored, bind.find_matrix(name, {in, out}));
     const gguf::TensorInfo* t = stored.info;
@@ -116,7 +117,7 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::GgufFile& f
     const bool keeps_panels =
         stored.layout == WeightLayout::kRowPanels && preferred_layout(dst->type, dst->rows) == WeightLayout::kRowPanels;
     dst->layout = keeps_panels ? WeightLayout::kRowPanels : WeightLayout::kRows;
-    if (stored.layout == WeightLayout::kRowPanels && !keeps_panels) ++w->panels_converted_on_read_;
+    if (stored.layout == WeightLayout::kRowPanels && !keeps_panels) ++converted_on_read;
     w->unit_tensors_[unit].push_back(t);
     w->unit_matrices_[unit].push_back(dst);
     w->unit_stored_layouts_[unit].push_back(stored.layout);
@@ -157,12 +158,12 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::GgufFile& f
   unit = hp.n_layer;
   if (!hp.tied_output) SF_RETURN_IF_ERROR(matrix("output.weight", hp.n_embd, hp.n_vocab, &w->output));
 
-  if (w->panels_converted_on_read_ > 0)
+  if (converted_on_read > 0)
     SF_LOG_WARN(
         "%s stores %d matrices as row panels (specflash pack --row-panels) but this CPU has no row-panel kernel "
         "(AVX512-VNNI): every read of them is converted back to rows. `specflash pack %s OUT.gguf` writes rows "
         "for this machine.",
-        f.path().c_str(), w->panels_converted_on_read_, f.path().c_str());
+        f.path().c_str(), converted_on_read, f.path().c_str());
 
   // Token embeddings and the small vectors are always resident.
   const int fd = ::open(f.path().c_str(), O_RDONLY | O_CLOEXEC);

@@ -82,7 +82,6 @@ class ModelWeights {
   std::vector<std::vector<const gguf::TensorInfo*>> unit_tensors_;
   std::vector<std::vector<WeightMatrix*>> unit_matrices_;
   std::vector<std::vector<WeightLayout>> unit_stored_layouts_;
-  int panels_converted_on_read_ = 0;  // stored as panels, run as rows (no kernel here)
   std::vector<bool> unit_resident_;
 };
 

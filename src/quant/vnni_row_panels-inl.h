@@ -113,18 +113,13 @@ inline void VnniQ8ActPrepare(const void* act, size_t act_stride, int64_t n_act, 
   VnniActPrepareWithBias<-128>(act, act_stride, n_act, n, prepared);
 }
 
-// Block ib of one panel x A activation rows into each activation row's chain, chains[a].
+// The eight unsigned level groups g of a panel block (group k: elements 4k..4k+3 of every
+// row) and its 16 scales d into each activation row's chain: vnni_q-inl.h's exact block
+// dot (started at the prepared bias), p = d_w * d_x, chain = fma(float(dot), p, chain).
 template <int A>
-HWY_INLINE void PanelRowsBlock(const Q4_0PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
-  const __m512i low = _mm512_set1_epi8(0x0F);
-  __m512i g[8];
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    const __m512i q = _mm512_loadu_si512(wb.qs[k]);
-    g[k] = _mm512_and_si512(q, low);                            // elements 4k..4k+3 of each row
-    g[k + 4] = _mm512_and_si512(_mm512_srli_epi16(q, 4), low);  // elements 16+4k..16+4k+3
-  }
-  const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
+HWY_INLINE void BlockIntoChains(const __m512i* g, const uint16_t* d, const VnniActBlock* const* x, int64_t ib,
+                                __m512* chains) {
+  const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d)));
 #pragma GCC unroll 4
   for (int a = 0; a < A; ++a) {
     const VnniActBlock& xb = x[a][ib];
@@ -142,6 +137,20 @@ HWY_INLINE void PanelRowsBlock(const Q4_0PanelBlock& wb, const VnniActBlock* con
   }
 }
 
+// Block ib of one panel x A activation rows into each activation row's chain, chains[a].
+template <int A>
+HWY_INLINE void PanelRowsBlock(const Q4_0PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  __m512i g[8];
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m512i q = _mm512_loadu_si512(wb.qs[k]);
+    g[k] = _mm512_and_si512(q, low);                            // elements 4k..4k+3 of each row
+    g[k + 4] = _mm512_and_si512(_mm512_srli_epi16(q, 4), low);  // elements 16+4k..16+4k+3
+  }
+  BlockIntoChains<A>(g, wb.d, x, ib, chains);
+}
+
 // The same for a Q8_0 panel: the eight groups are the row's bytes w, made unsigned as
 // w + 128 (w XOR 0x80), with the prepared bias -128 sum(x) as start value.
 template <int A>
@@ -150,21 +159,7 @@ HWY_INLINE void PanelRowsBlock(const Q8_0PanelBlock& wb, const VnniActBlock* con
   __m512i g[8];
 #pragma GCC unroll 8
   for (int k = 0; k < 8; ++k) g[k] = _mm512_xor_si512(_mm512_loadu_si512(wb.qs[k]), flip);  // elements 4k..4k+3
-  const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
-#pragma GCC unroll 4
-  for (int a = 0; a < A; ++a) {
-    const VnniActBlock& xb = x[a][ib];
-    int32_t words[8];
-    std::memcpy(words, xb.qs, sizeof(words));
-    __m512i s0 = _mm512_set1_epi32(xb.bias), s1 = _mm512_setzero_si512();
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      s0 = _mm512_dpbusd_epi32(s0, g[k], _mm512_set1_epi32(words[k]));
-      s1 = _mm512_dpbusd_epi32(s1, g[k + 4], _mm512_set1_epi32(words[k + 4]));
-    }
-    const __m512 p = _mm512_mul_ps(dw, _mm512_set1_ps(xb.scale));
-    chains[a] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), p, chains[a]);
-  }
+  BlockIntoChains<A>(g, wb.d, x, ib, chains);
 }
 
 // One panel x A activation rows: lanes[a] lane j = weight row j with activation row a; the

@@ -92,6 +92,30 @@ HWY_INLINE __m512i LaneNibble(const __m512i* words, int s, int shift) {
   return _mm512_and_si512(_mm512_srli_epi32(words[s / 4], 8 * (s % 4) + shift), _mm512_set1_epi32(0x0F));
 }
 
+// The levels q[0..7] of sub-blocks s_lo (q[0..3]) and s_lo + 1 (q[4..7]), elements e0.. of
+// super-block i, against each activation row: the two sub-blocks' exact dots, started at
+// kStartFactor * bsum_s (the levels' offset, taken out), weighted by each lane's scale and
+// added into big[r] (integer adds: exact in any order).
+template <int A, int kStartFactor>
+HWY_INLINE void AddScaledSubBlockPair(const __m512i* q, const VnniK16ActBlock* const* x, int64_t i, int e0, int s_lo,
+                                      __m512i scale_lo, __m512i scale_hi, __m512i* big) {
+#pragma GCC unroll 4
+  for (int r = 0; r < A; ++r) {
+    const VnniK16ActBlock& xb = x[r][i];
+    int32_t words[8];
+    std::memcpy(words, xb.qs + e0, sizeof(words));
+    __m512i dot_lo = _mm512_set1_epi32(kStartFactor * xb.bsums[s_lo]);
+    __m512i dot_hi = _mm512_set1_epi32(kStartFactor * xb.bsums[s_lo + 1]);
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      dot_lo = _mm512_dpbusd_epi32(dot_lo, q[m], _mm512_set1_epi32(words[m]));
+      dot_hi = _mm512_dpbusd_epi32(dot_hi, q[m + 4], _mm512_set1_epi32(words[m + 4]));
+    }
+    big[r] = _mm512_add_epi32(
+        big[r], _mm512_add_epi32(_mm512_mullo_epi32(dot_lo, scale_lo), _mm512_mullo_epi32(dot_hi, scale_hi)));
+  }
+}
+
 // Q6_K: super-block i of one panel x A activation rows into the chains a[] (no mins: b[]
 // stays +0).
 template <int A>
@@ -133,21 +157,8 @@ HWY_INLINE void K16PanelBlock(const Q6_KPanelBlock& wb, const VnniK16ActBlock* c
       const int s_lo = 8 * h + 2 * j, s_hi = s_lo + 1;  // elements 4m.. of m < 4, m >= 4
       const __m512i scale_lo = LaneScale(scale_words, s_lo);
       const __m512i scale_hi = LaneScale(scale_words, s_hi);
-#pragma GCC unroll 4
-      for (int r = 0; r < A; ++r) {
-        const VnniK16ActBlock& xb = x[r][i];
-        int32_t words[8];
-        std::memcpy(words, xb.qs + 128 * h + 32 * j, sizeof(words));
-        // Started at -32 bsum_s: the offset of q', taken out exactly.
-        __m512i dot_lo = _mm512_set1_epi32(-32 * xb.bsums[s_lo]), dot_hi = _mm512_set1_epi32(-32 * xb.bsums[s_hi]);
-#pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) {
-          dot_lo = _mm512_dpbusd_epi32(dot_lo, q[m], _mm512_set1_epi32(words[m]));
-          dot_hi = _mm512_dpbusd_epi32(dot_hi, q[m + 4], _mm512_set1_epi32(words[m + 4]));
-        }
-        big[r] = _mm512_add_epi32(
-            big[r], _mm512_add_epi32(_mm512_mullo_epi32(dot_lo, scale_lo), _mm512_mullo_epi32(dot_hi, scale_hi)));
-      }
+      // Started at -32 bsum_s: the offset of q', taken out exactly.
+      AddScaledSubBlockPair<A, -32>(q, x, i, 128 * h + 32 * j, s_lo, scale_lo, scale_hi, big);
     }
   }
   const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
@@ -188,19 +199,7 @@ HWY_INLINE void K16PanelBlock(const Q2_KPanelBlock& wb, const VnniK16ActBlock* c
       const int s_lo = 8 * h + 2 * k, s_hi = s_lo + 1;  // elements 4m.. of m < 4, m >= 4
       const __m512i scale_lo = LaneNibble(scale_words, s_lo, 0);
       const __m512i scale_hi = LaneNibble(scale_words, s_hi, 0);
-#pragma GCC unroll 4
-      for (int r = 0; r < A; ++r) {
-        int32_t words[8];
-        std::memcpy(words, x[r][i].qs + 128 * h + 32 * k, sizeof(words));
-        __m512i dot_lo = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
-#pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) {
-          dot_lo = _mm512_dpbusd_epi32(dot_lo, q[m], _mm512_set1_epi32(words[m]));
-          dot_hi = _mm512_dpbusd_epi32(dot_hi, q[m + 4], _mm512_set1_epi32(words[m + 4]));
-        }
-        big_a[r] = _mm512_add_epi32(
-            big_a[r], _mm512_add_epi32(_mm512_mullo_epi32(dot_lo, scale_lo), _mm512_mullo_epi32(dot_hi, scale_hi)));
-      }
+      AddScaledSubBlockPair<A, 0>(q, x, i, 128 * h + 32 * k, s_lo, scale_lo, scale_hi, big_a);
     }
   }
   const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
