@@ -23,10 +23,10 @@ int pack_command(int argc, char** argv) {
   app.add_option("output", out, "output GGUF file")->required();
   bool row_panels = false;
   app.add_flag("--row-panels", row_panels,
-               "also store the Q4_0/Q8_0/Q2_K/Q4_K/Q5_K/Q6_K layer matrices as row panels, the layout of this engine's "
-               "AVX512-VNNI\n"
-               "decode kernels, so streamed layers need no conversion per pass. specflash only: such tensors are\n"
-               "renamed '<name>.row_panels16', so other GGUF readers refuse the file instead of misreading it;\n"
+               "also store the block-quantised layer matrices (Q4_0..Q8_0, Q2_K..Q6_K) as row panels, the layout of\n"
+               "this engine's AVX512-VNNI decode kernels, so streamed layers need no conversion per pass.\n"
+               "specflash only: such tensors are renamed '<name>.row_panels16', so other GGUF readers refuse the\n"
+               "file instead of misreading it;\n"
                "pack again without this flag to get standard rows back");
   app.add_flag("-q,--quiet", quiet, "no progress or summary on stderr");
   int code = 0;

@@ -129,12 +129,8 @@ Status pack_model(const std::string& in, const std::string& out, const PackOptio
   }
   if (options.row_panels && n_panels == 0)
     return Status::Errorf(
-        "%s: no matrix can be stored as row panels (they exist for Q4_0, Q8_0, Q2_K, Q4_K, Q5_K and Q6_K layer "
-        "matrices "
-        "whose row "
-        "count "
-        "is "
-        "a multiple of 16); pack without --row-panels",
+        "%s: no matrix can be stored as row panels (they exist for block-quantised layer matrices, Q4_0..Q8_0 "
+        "and Q2_K..Q6_K, whose row count is a multiple of 16); pack without --row-panels",
         in.c_str());
   SF_ASSIGN_OR_RETURN(MappedFile input, MappedFile::map(in, f.file_size()));
   SF_RETURN_IF_ERROR(writer.begin());

@@ -29,7 +29,7 @@ namespace sf {
 
 struct PackOptions {
   bool show_progress = false;  // progress and a summary line on stderr
-  // Store every matrix that can be (model/stored_layout.h: Q4_0/Q8_0/Q2_K/Q4_K/Q5_K/Q6_K layer matrices and
+  // Store every matrix that can be (model/stored_layout.h: block-quantised layer matrices and
   // output.weight with whole panels) as row panels, renamed "<name>.row_panels16", so
   // streamed layers reach the panel kernels (AVX512-VNNI) without a conversion per pass.
   // Off: every matrix is written as GGUF rows, converting any panels of the input back.

@@ -35,7 +35,8 @@ struct StoredMatrix {
 StoredMatrix find_stored_matrix(const gguf::GgufFile& file, const std::string& gguf_name);
 
 // Whether `pack --row-panels` stores this tensor as panels: a layer's matrix or
-// output.weight, of a type with the layout (Q4_0, Q8_0, Q2_K, Q4_K, Q5_K, Q6_K), whose rows fill whole panels.
+// output.weight, of a type with the layout (every block-quantised one), whose rows fill
+// whole panels.
 // (token_embd is read one row per token and never converted.)
 bool can_store_as_row_panels(std::string_view gguf_name, GgmlType type, int64_t rows);
 

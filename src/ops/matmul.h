@@ -38,7 +38,8 @@ struct WeightMatrix {
 };
 
 // The layout matmul is fastest with on this CPU: row panels where a panel kernel exists for
-// the type (Q4_0, Q8_0, Q2_K, Q4_K, Q5_K and Q6_K on AVX512-VNNI) and rows is a multiple of 16, else GGUF's rows.
+// the type (every block-quantised one, on AVX512-VNNI) and rows is a multiple of 16, else
+// GGUF's rows.
 WeightLayout preferred_layout(GgmlType type, int64_t rows);
 
 // Turns the panel kernels off for models loaded afterwards (preferred_layout returns rows),

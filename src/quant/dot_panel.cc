@@ -1,6 +1,7 @@
-// The row-panel kernels (dot_panel.h) per Highway target: only AVX3_DL has them, for Q4_0
-// and Q8_0 (quant/vnni_row_panels-inl.h), Q4_K and Q5_K (vnni_row_panels_k-inl.h), Q2_K and
-// Q6_K (vnni_row_panels_k16-inl.h); every other target returns none.
+// The row-panel kernels (dot_panel.h) per Highway target: only AVX3_DL has them, for Q4_0,
+// Q4_1, Q5_0, Q5_1 and Q8_0 (quant/vnni_row_panels-inl.h), Q4_K and Q5_K
+// (vnni_row_panels_k-inl.h), Q2_K, Q3_K and Q6_K (vnni_row_panels_k16-inl.h); every other
+// target returns none.
 #include "quant/dot_panel.h"
 
 #include "quant/simd_targets.h"
@@ -22,13 +23,21 @@ namespace sf::quant::HWY_NAMESPACE {
 DotTile GetPanelTile(GgmlType weight_type, GgmlType activation_type) {
 #if HWY_TARGET == HWY_AVX3_DL
   if (weight_type == GgmlType::Q4_0 && activation_type == GgmlType::Q8_0)
-    return DotTile{&VnniPanelRun, &VnniActPreparedBytes, &VnniActPrepare, 1};
+    return DotTile{&VnniPanelRun<Q4_0PanelBlock>, &VnniActPreparedBytes, &VnniActPrepare, 1};
+  if (weight_type == GgmlType::Q4_1 && activation_type == GgmlType::Q8_1)
+    return DotTile{&VnniPanelRun<Q4_1PanelBlock>, &VnniActPreparedBytes, &VnniMinActPrepare, 1};
+  if (weight_type == GgmlType::Q5_0 && activation_type == GgmlType::Q8_0)
+    return DotTile{&VnniPanelRun<Q5_0PanelBlock>, &VnniActPreparedBytes, &VnniQ50ActPrepare, 1};
+  if (weight_type == GgmlType::Q5_1 && activation_type == GgmlType::Q8_1)
+    return DotTile{&VnniPanelRun<Q5_1PanelBlock>, &VnniActPreparedBytes, &VnniMinActPrepare, 1};
   if (weight_type == GgmlType::Q8_0 && activation_type == GgmlType::Q8_0)
-    return DotTile{&VnniQ8PanelRun, &VnniActPreparedBytes, &VnniQ8ActPrepare, 1};
+    return DotTile{&VnniPanelRun<Q8_0PanelBlock>, &VnniActPreparedBytes, &VnniQ8ActPrepare, 1};
   if (weight_type == GgmlType::Q4_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK4PanelRun, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
   if (weight_type == GgmlType::Q2_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK16PanelRun<Q2_KPanelBlock>, &VnniK16ActPreparedBytes, &VnniK16ActPrepare, 1};
+  if (weight_type == GgmlType::Q3_K && activation_type == GgmlType::Q8_K)
+    return DotTile{&VnniK16PanelRun<Q3_KPanelBlock>, &VnniK16ActPreparedBytes, &VnniK16ActPrepare, 1};
   if (weight_type == GgmlType::Q5_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK5PanelRun, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
   if (weight_type == GgmlType::Q6_K && activation_type == GgmlType::Q8_K)

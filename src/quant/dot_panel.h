@@ -12,8 +12,9 @@
 
 namespace sf {
 
-// The panel kernel of a (weight, activation) pair on this CPU's best instruction set: Q4_0
-// and Q8_0 with Q8_0 activations, Q2_K, Q4_K, Q5_K and Q6_K with Q8_K, on AVX3_DL (AVX512-VNNI). Empty
+// The panel kernel of a (weight, activation) pair on this CPU's best instruction set: Q4_0,
+// Q5_0 and Q8_0 with Q8_0 activations, Q4_1 and Q5_1 with Q8_1, Q2_K..Q6_K with Q8_K, on
+// AVX3_DL (AVX512-VNNI). Empty
 // elsewhere, where matrices keep GGUF's layout (ops/matmul.h, preferred_layout).
 DotTile find_panel_tile(GgmlType weight_type, GgmlType activation_type);
 // The same compiled for one target of dot_kernel_targets() (for tests).

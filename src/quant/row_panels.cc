@@ -11,14 +11,22 @@ namespace sf {
 namespace {
 
 using quant::BlockQ2_K;
+using quant::BlockQ3_K;
 using quant::BlockQ4_0;
+using quant::BlockQ4_1;
 using quant::BlockQ4_K;
+using quant::BlockQ5_0;
+using quant::BlockQ5_1;
 using quant::BlockQ5_K;
 using quant::BlockQ6_K;
 using quant::BlockQ8_0;
 using quant::Q2_KPanelBlock;
+using quant::Q3_KPanelBlock;
 using quant::Q4_0PanelBlock;
+using quant::Q4_1PanelBlock;
 using quant::Q4_KPanelBlock;
+using quant::Q5_0PanelBlock;
+using quant::Q5_1PanelBlock;
 using quant::Q5_KPanelBlock;
 using quant::Q6_KPanelBlock;
 using quant::Q8_0PanelBlock;
@@ -42,6 +50,50 @@ struct Q4_0Panels {
   }
   static void from_panel(const PanelBlock& p, Block& b, int j) {
     b.d = p.d[j];
+    deinterleave_words(p.qs, b.qs, 4, j);
+  }
+};
+struct Q4_1Panels {
+  using Block = BlockQ4_1;
+  using PanelBlock = Q4_1PanelBlock;
+  static void to_panel(const Block& b, PanelBlock& p, int j) {
+    p.d[j] = b.d;
+    p.m[j] = b.m;
+    interleave_words(b.qs, p.qs, 4, j);
+  }
+  static void from_panel(const PanelBlock& p, Block& b, int j) {
+    b.d = p.d[j];
+    b.m = p.m[j];
+    deinterleave_words(p.qs, b.qs, 4, j);
+  }
+};
+struct Q5_0Panels {
+  using Block = BlockQ5_0;
+  using PanelBlock = Q5_0PanelBlock;
+  static void to_panel(const Block& b, PanelBlock& p, int j) {
+    p.d[j] = b.d;
+    std::memcpy(&p.qh[4 * j], b.qh, 4);
+    interleave_words(b.qs, p.qs, 4, j);
+  }
+  static void from_panel(const PanelBlock& p, Block& b, int j) {
+    b.d = p.d[j];
+    std::memcpy(b.qh, &p.qh[4 * j], 4);
+    deinterleave_words(p.qs, b.qs, 4, j);
+  }
+};
+struct Q5_1Panels {
+  using Block = BlockQ5_1;
+  using PanelBlock = Q5_1PanelBlock;
+  static void to_panel(const Block& b, PanelBlock& p, int j) {
+    p.d[j] = b.d;
+    p.m[j] = b.m;
+    std::memcpy(&p.qh[4 * j], b.qh, 4);
+    interleave_words(b.qs, p.qs, 4, j);
+  }
+  static void from_panel(const PanelBlock& p, Block& b, int j) {
+    b.d = p.d[j];
+    b.m = p.m[j];
+    std::memcpy(b.qh, &p.qh[4 * j], 4);
     deinterleave_words(p.qs, b.qs, 4, j);
   }
 };
@@ -88,6 +140,22 @@ struct Q2_KPanels {
     deinterleave_words(p.qs, b.qs, 16, j);
     b.d = p.d[j];
     b.dmin = p.dmin[j];
+  }
+};
+struct Q3_KPanels {
+  using Block = BlockQ3_K;
+  using PanelBlock = Q3_KPanelBlock;
+  static void to_panel(const Block& b, PanelBlock& p, int j) {
+    interleave_words(b.hmask, p.hmask, 8, j);
+    interleave_words(b.qs, p.qs, 16, j);
+    interleave_words(b.scales, p.scales, 3, j);
+    p.d[j] = b.d;
+  }
+  static void from_panel(const PanelBlock& p, Block& b, int j) {
+    deinterleave_words(p.hmask, b.hmask, 8, j);
+    deinterleave_words(p.qs, b.qs, 16, j);
+    deinterleave_words(p.scales, b.scales, 3, j);
+    b.d = p.d[j];
   }
 };
 struct Q5_KPanels {
@@ -180,8 +248,22 @@ void unpack_row(const uint8_t* data, int64_t r, int64_t blocks_per_row, uint8_t*
 }  // namespace
 
 bool has_row_panel_layout(GgmlType type) {
-  return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q2_K || type == GgmlType::Q4_K ||
-         type == GgmlType::Q5_K || type == GgmlType::Q6_K;
+  // Every block-quantised type; the float types have no per-block fields to interleave.
+  switch (type) {
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::Q8_0:
+    case GgmlType::Q2_K:
+    case GgmlType::Q3_K:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K:
+      return true;
+    default:
+      return false;
+  }
 }
 
 namespace {
@@ -189,26 +271,29 @@ namespace {
 // Calls fn(F{}) with the format's panel traits.
 template <class Fn>
 void with_panel_format(GgmlType type, const Fn& fn) {
-  SF_CHECK(has_row_panel_layout(type), "no row-panel layout for %s", type_name(type));
   switch (type) {
     case GgmlType::Q4_0:
-      fn(Q4_0Panels{});
-      break;
+      return fn(Q4_0Panels{});
+    case GgmlType::Q4_1:
+      return fn(Q4_1Panels{});
+    case GgmlType::Q5_0:
+      return fn(Q5_0Panels{});
+    case GgmlType::Q5_1:
+      return fn(Q5_1Panels{});
     case GgmlType::Q8_0:
-      fn(Q8_0Panels{});
-      break;
+      return fn(Q8_0Panels{});
     case GgmlType::Q2_K:
-      fn(Q2_KPanels{});
-      break;
+      return fn(Q2_KPanels{});
+    case GgmlType::Q3_K:
+      return fn(Q3_KPanels{});
+    case GgmlType::Q4_K:
+      return fn(Q4_KPanels{});
     case GgmlType::Q5_K:
-      fn(Q5_KPanels{});
-      break;
+      return fn(Q5_KPanels{});
     case GgmlType::Q6_K:
-      fn(Q6_KPanels{});
-      break;
+      return fn(Q6_KPanels{});
     default:
-      fn(Q4_KPanels{});
-      break;
+      SF_CHECK(false, "no row-panel layout for %s", type_name(type));
   }
 }
 

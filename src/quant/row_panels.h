@@ -13,8 +13,8 @@
 // types and CPUs that have panel kernels (quant/dot_panel.h) and for row counts that are a
 // multiple of 16; `specflash pack --row-panels` stores them so in the file, for streamed
 // layers (model/stored_layout.h). The floats are the same either way: the kernels follow
-// one per-element definition of each dot product (quant/vnni_q-inl.h for Q4_0 and Q8_0,
-// vnni_k-inl.h for Q4_K and Q5_K, vnni_k16-inl.h for Q2_K and Q6_K).
+// one per-element definition of each dot product (quant/vnni_q-inl.h for Q4_0, Q4_1, Q5_0,
+// Q5_1 and Q8_0, vnni_k-inl.h for Q4_K and Q5_K, vnni_k16-inl.h for Q2_K, Q3_K and Q6_K).
 #pragma once
 
 #include <cstddef>
@@ -29,7 +29,8 @@ inline constexpr int64_t kRowPanelRows = 16;
 // How a matrix's rows are stored: GGUF's row-major blocks, or row panels (above).
 enum class WeightLayout : uint8_t { kRows, kRowPanels };
 
-// The weight types that have a row-panel layout: Q4_0, Q8_0, Q2_K, Q4_K, Q5_K and Q6_K.
+// The weight types that have a row-panel layout: every block-quantised one (Q4_0, Q4_1,
+// Q5_0, Q5_1, Q8_0, Q2_K..Q6_K), not F32, F16 or BF16.
 bool has_row_panel_layout(GgmlType type);
 
 // Converts the `rows` rows (GGUF order, row_bytes(type, cols) each) at data to row panels,

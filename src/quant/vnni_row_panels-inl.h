@@ -1,6 +1,6 @@
-// The AVX512-VNNI kernels for Q4_0 and Q8_0 weights in row panels (quant/row_panels.h),
-// used by dot_panel.cc in its AVX3_DL pass, for every batch size. (Q8_0 works as Q4_0 below
-// with eight byte groups instead of four nibble pairs.)
+// The AVX512-VNNI kernels for the 32-element block formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0)
+// in row panels (quant/row_panels.h), used by dot_panel.cc in its AVX3_DL pass, for every
+// batch size.
 //
 // One WEIGHT row per lane: a panel block's four 64-byte groups give every lane (row) four
 // quant bytes; masked and shifted, they are the eight unsigned operands, and each of an
@@ -10,10 +10,14 @@
 // is what the row-major one-row kernel spends most of its time on. The unpacked weights are
 // shared by up to four activation rows, so a batch costs in proportion to its size (the
 // activation-panel tile of vnni_q-inl.h computes 16 activation rows whatever the batch).
+// Q8_0 has eight byte groups instead of four nibble pairs; Q5_0 and Q5_1 add 16 to the
+// nibbles whose fifth bit is set (one vpshufbitqmb per group picks each byte's bit from its
+// lane's qh word); Q4_1 and Q5_1 run a second set of chains for the offsets m.
 //
 // The result follows vnni_q-inl.h's per-element definition (block b into chain (b/2) mod 4
-// in block order, p_b = d_w * d_x, then ChainSum's tree), so it equals the row-major
-// kernels' float for float.
+// in block order, p_b = d_w * d_x, then ChainSum's tree; for Q4_1 and Q5_1 plus the mchains'
+// ChainSum of m_w * s_x in the same order), so it equals the row-major kernels' float for
+// float.
 #if defined(SF_QUANT_VNNI_ROW_PANELS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SF_QUANT_VNNI_ROW_PANELS_INL_H_
 #undef SF_QUANT_VNNI_ROW_PANELS_INL_H_
@@ -74,11 +78,16 @@ HWY_INLINE void ForActRowGroups(int64_t n_act, const Pass& pass) {
   }
 }
 
-// An activation block as the kernel reads it: the quants, the Q4_0 bias -8 sum(x) and the
-// scale d_x, prepared once per matmul (40 bytes where the Q8_0 block had 34).
+// An activation block as the kernel reads it: the quants, the scale d_x and, for the
+// formats without an offset m (Q8_0 activations), the bias kBias * sum(x), for Q4_1 and
+// Q5_1 (Q8_1 activations) s_x = d_x * sum(x) as stored; prepared once per matmul (40 bytes
+// where the Q8_0 block had 34).
 struct VnniActBlock {
   int8_t qs[32];
-  int32_t bias;
+  union {
+    int32_t bias;     // Q4_0, Q5_0, Q8_0
+    float sum_scale;  // Q4_1, Q5_1
+  };
   float scale;
 };
 
@@ -86,37 +95,62 @@ inline size_t VnniActPreparedBytes(int64_t n_act, int64_t n) {
   return static_cast<size_t>(n_act * (n / kQK)) * sizeof(VnniActBlock);
 }
 
-// kBias: the weight format's offset correction per unit of sum(x) (vnni_q-inl.h): -8 for
-// Q4_0's nibbles, -128 for Q8_0's bytes made unsigned.
-template <int kBias>
-inline void VnniActPrepareWithBias(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
+// Calls fill(xb, x) for every activation block x (XBlock: BlockQ8_0 or BlockQ8_1) after
+// copying its quants and scale.
+template <class XBlock, class Fill>
+inline void VnniActPrepareBlocks(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared,
+                                 const Fill& fill) {
   const float* f16 = fp16_table();
   const int64_t nb = n / kQK;
   auto* out = static_cast<VnniActBlock*>(prepared);
   for (int64_t c = 0; c < n_act; ++c) {
-    const auto* x = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(act) + c * act_stride);
+    const auto* x = reinterpret_cast<const XBlock*>(static_cast<const uint8_t*>(act) + c * act_stride);
     for (int64_t b = 0; b < nb; ++b) {
       VnniActBlock& xb = out[c * nb + b];
       std::memcpy(xb.qs, x[b].qs, sizeof(xb.qs));
-      int32_t sum = 0;
-      for (int e = 0; e < kQK; ++e) sum += x[b].qs[e];
-      xb.bias = kBias * sum;
       xb.scale = f16[x[b].d];
+      fill(xb, x[b]);
     }
   }
+}
+
+// kBias: the weight format's offset correction per unit of sum(x) (vnni_q-inl.h): -8 for
+// Q4_0's nibbles, -16 for Q5_0's levels, -128 for Q8_0's bytes made unsigned.
+template <int kBias>
+inline void VnniActPrepareWithBias(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
+  VnniActPrepareBlocks<BlockQ8_0>(act, act_stride, n_act, n, prepared, [](VnniActBlock& xb, const BlockQ8_0& x) {
+    int32_t sum = 0;
+    for (int e = 0; e < kQK; ++e) sum += x.qs[e];
+    xb.bias = kBias * sum;
+  });
 }
 
 inline void VnniActPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
   VnniActPrepareWithBias<-8>(act, act_stride, n_act, n, prepared);
 }
+inline void VnniQ50ActPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
+  VnniActPrepareWithBias<-16>(act, act_stride, n_act, n, prepared);
+}
 inline void VnniQ8ActPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
   VnniActPrepareWithBias<-128>(act, act_stride, n_act, n, prepared);
 }
+// Q4_1 and Q5_1: Q8_1 activations, no bias (the levels are the unsigned side as they are).
+inline void VnniMinActPrepare(const void* act, size_t act_stride, int64_t n_act, int64_t n, void* prepared) {
+  const float* f16 = fp16_table();
+  VnniActPrepareBlocks<BlockQ8_1>(act, act_stride, n_act, n, prepared,
+                                  [f16](VnniActBlock& xb, const BlockQ8_1& x) { xb.sum_scale = f16[x.s]; });
+}
+
+// The panel formats with an offset m (Q8_1 activations, the mchains).
+template <class PanelBlock>
+inline constexpr bool kPanelHasMin =
+    std::is_same_v<PanelBlock, Q4_1PanelBlock> || std::is_same_v<PanelBlock, Q5_1PanelBlock>;
 
 // The eight unsigned level groups g of a panel block (group k: elements 4k..4k+3 of every
 // row) and its 16 scales d into each activation row's chain: vnni_q-inl.h's exact block
-// dot (started at the prepared bias), p = d_w * d_x, chain = fma(float(dot), p, chain).
-template <int A>
+// dot (started at the prepared bias, or at 0 for the formats with an offset m), p = d_w *
+// d_x, chain = fma(float(dot), p, chain).
+template <int A, bool kHasMin>
 HWY_INLINE void BlockIntoChains(const __m512i* g, const uint16_t* d, const VnniActBlock* const* x, int64_t ib,
                                 __m512* chains) {
   const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d)));
@@ -126,7 +160,7 @@ HWY_INLINE void BlockIntoChains(const __m512i* g, const uint16_t* d, const VnniA
     int32_t words[8];
     std::memcpy(words, xb.qs, sizeof(words));
     // Two partial sums so the vpdpbusd latency overlaps; integer adds are exact.
-    __m512i s0 = _mm512_set1_epi32(xb.bias), s1 = _mm512_setzero_si512();
+    __m512i s0 = kHasMin ? _mm512_setzero_si512() : _mm512_set1_epi32(xb.bias), s1 = _mm512_setzero_si512();
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
       s0 = _mm512_dpbusd_epi32(s0, g[k], _mm512_set1_epi32(words[k]));
@@ -137,18 +171,58 @@ HWY_INLINE void BlockIntoChains(const __m512i* g, const uint16_t* d, const VnniA
   }
 }
 
+// The nibbles of a panel block's four quant groups: g[k] elements 4k..4k+3 of each row (low
+// nibbles), g[k + 4] elements 16+4k..16+4k+3 (high).
+HWY_INLINE void NibbleGroups(const uint8_t (*qs)[64], __m512i* g) {
+  const __m512i low = _mm512_set1_epi8(0x0F);
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m512i q = _mm512_loadu_si512(qs[k]);
+    g[k] = _mm512_and_si512(q, low);
+    g[k + 4] = _mm512_and_si512(_mm512_srli_epi16(q, 4), low);
+  }
+}
+
+// Q5_0 and Q5_1: plus 16 on each level whose fifth bit is set. Lane j's qh word holds bit e
+// for element e of row j; vpshufbitqmb picks, for byte t of each 64-bit lane (rows 2i, 2i+1),
+// the bit its control byte names, so control bytes 4k + {0..3} and 32 + 4k + {0..3} give
+// group k's byte mask for both rows.
+HWY_INLINE void AddFifthBits(const uint8_t* qh, __m512i* g) {
+  const __m512i bits = _mm512_loadu_si512(qh);
+  const __m512i sixteen = _mm512_set1_epi8(16);
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; ++k) {
+    const __m512i select = _mm512_set1_epi64(0x2322212003020100LL + 0x0404040404040404LL * k);
+    g[k] = _mm512_mask_add_epi8(g[k], _mm512_bitshuffle_epi64_mask(bits, select), g[k], sixteen);
+  }
+}
+
 // Block ib of one panel x A activation rows into each activation row's chain, chains[a].
 template <int A>
 HWY_INLINE void PanelRowsBlock(const Q4_0PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
-  const __m512i low = _mm512_set1_epi8(0x0F);
   __m512i g[8];
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    const __m512i q = _mm512_loadu_si512(wb.qs[k]);
-    g[k] = _mm512_and_si512(q, low);                            // elements 4k..4k+3 of each row
-    g[k + 4] = _mm512_and_si512(_mm512_srli_epi16(q, 4), low);  // elements 16+4k..16+4k+3
-  }
-  BlockIntoChains<A>(g, wb.d, x, ib, chains);
+  NibbleGroups(wb.qs, g);
+  BlockIntoChains<A, false>(g, wb.d, x, ib, chains);
+}
+template <int A>
+HWY_INLINE void PanelRowsBlock(const Q4_1PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
+  __m512i g[8];
+  NibbleGroups(wb.qs, g);
+  BlockIntoChains<A, true>(g, wb.d, x, ib, chains);
+}
+template <int A>
+HWY_INLINE void PanelRowsBlock(const Q5_0PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
+  __m512i g[8];
+  NibbleGroups(wb.qs, g);
+  AddFifthBits(wb.qh, g);
+  BlockIntoChains<A, false>(g, wb.d, x, ib, chains);
+}
+template <int A>
+HWY_INLINE void PanelRowsBlock(const Q5_1PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
+  __m512i g[8];
+  NibbleGroups(wb.qs, g);
+  AddFifthBits(wb.qh, g);
+  BlockIntoChains<A, true>(g, wb.d, x, ib, chains);
 }
 
 // The same for a Q8_0 panel: the eight groups are the row's bytes w, made unsigned as
@@ -159,11 +233,33 @@ HWY_INLINE void PanelRowsBlock(const Q8_0PanelBlock& wb, const VnniActBlock* con
   __m512i g[8];
 #pragma GCC unroll 8
   for (int k = 0; k < 8; ++k) g[k] = _mm512_xor_si512(_mm512_loadu_si512(wb.qs[k]), flip);  // elements 4k..4k+3
-  BlockIntoChains<A>(g, wb.d, x, ib, chains);
+  BlockIntoChains<A, false>(g, wb.d, x, ib, chains);
+}
+
+// Q4_1 and Q5_1: the mchains of one panel x A activation rows in ChainSum's tree, lane by
+// lane: mins[a] lane j = sum of m_w * s_x over the blocks of weight row j with activation
+// row a. A pass of its own after the chains (the panel's m are still in cache): with both
+// sets live, 32 vectors of chains alone would fill the register file.
+template <int A, class PanelBlock>
+HWY_INLINE void PanelMinsT(const PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* mins) {
+  __m512 m0[A], m1[A], m2[A], m3[A];
+#pragma GCC unroll 4
+  for (int a = 0; a < A; ++a) m0[a] = m1[a] = m2[a] = m3[a] = _mm512_setzero_ps();
+  StepChainsInBlockOrder(
+      nb,
+      [&](int64_t ib, __m512* mchain) HWY_ATTR {
+        if (ib >= nb) return;
+        const __m512 mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel[ib].m)));
+#pragma GCC unroll 4
+        for (int a = 0; a < A; ++a) mchain[a] = _mm512_fmadd_ps(mw, _mm512_set1_ps(x[a][ib].sum_scale), mchain[a]);
+      },
+      m0, m1, m2, m3);
+#pragma GCC unroll 4
+  for (int a = 0; a < A; ++a) mins[a] = _mm512_add_ps(_mm512_add_ps(m0[a], m2[a]), _mm512_add_ps(m1[a], m3[a]));
 }
 
 // One panel x A activation rows: lanes[a] lane j = weight row j with activation row a; the
-// four chains of each activation row stay in registers. PanelBlock: Q4_0's or Q8_0's.
+// four chains of each activation row stay in registers.
 template <int A, class PanelBlock>
 HWY_INLINE void PanelRowsT(const PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* lanes) {
   __m512 c0[A], c1[A], c2[A], c3[A];
@@ -182,6 +278,12 @@ HWY_INLINE void PanelRowsT(const PanelBlock* panel, const VnniActBlock* const* x
   // ChainSum's tree, lane by lane.
 #pragma GCC unroll 4
   for (int a = 0; a < A; ++a) lanes[a] = _mm512_add_ps(_mm512_add_ps(c0[a], c2[a]), _mm512_add_ps(c1[a], c3[a]));
+  if constexpr (kPanelHasMin<PanelBlock>) {
+    __m512 mins[A];
+    PanelMinsT<A>(panel, x, nb, mins);
+#pragma GCC unroll 4
+    for (int a = 0; a < A; ++a) lanes[a] = _mm512_add_ps(lanes[a], mins[a]);
+  }
 }
 
 // The DotTile run of a format's panel kernel, over whole panels (n_rows a multiple of 16,
@@ -208,21 +310,14 @@ HWY_INLINE void RunPanels(const void* weight, size_t row_stride, int64_t n_rows,
   }
 }
 
-// The Q4_0 tile on prepared activations (VnniActPrepare): out[c * out_stride + r].
+// A 32-element format's tile on prepared activations (VnniActPrepare and its siblings, by
+// the format's bias): out[c * out_stride + r].
+template <class PanelBlock>
 inline void VnniPanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
                          size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
-  RunPanels<Q4_0PanelBlock, VnniActBlock, kActRowsPerPass>(
+  RunPanels<PanelBlock, VnniActBlock, kActRowsPerPass>(
       weight, row_stride, n_rows, prepared, n_act, n / kQK, out, out_stride,
-      [](auto act_rows, const Q4_0PanelBlock* panel, const VnniActBlock* const* xs, int64_t nb, __m512* lanes)
-          HWY_ATTR { PanelRowsT<decltype(act_rows)::value>(panel, xs, nb, lanes); });
-}
-
-// The Q8_0 tile on prepared activations (VnniQ8ActPrepare): out[c * out_stride + r].
-inline void VnniQ8PanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
-                           size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
-  RunPanels<Q8_0PanelBlock, VnniActBlock, kActRowsPerPass>(
-      weight, row_stride, n_rows, prepared, n_act, n / kQK, out, out_stride,
-      [](auto act_rows, const Q8_0PanelBlock* panel, const VnniActBlock* const* xs, int64_t nb, __m512* lanes)
+      [](auto act_rows, const PanelBlock* panel, const VnniActBlock* const* xs, int64_t nb, __m512* lanes)
           HWY_ATTR { PanelRowsT<decltype(act_rows)::value>(panel, xs, nb, lanes); });
 }
 

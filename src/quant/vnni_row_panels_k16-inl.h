@@ -1,19 +1,21 @@
-// The AVX512-VNNI kernels for the K-quants with 16-element sub-blocks, Q6_K and Q2_K, in
-// row panels (quant/row_panels.h), used by dot_panel.cc in its AVX3_DL pass, for every batch
-// size: one WEIGHT row per lane, as the Q4_0 and Q4_K kernels (vnni_row_panels-inl.h,
+// The AVX512-VNNI kernels for the K-quants with 16-element sub-blocks, Q6_K, Q3_K and Q2_K,
+// in row panels (quant/row_panels.h), used by dot_panel.cc in its AVX3_DL pass, for every
+// batch size: one WEIGHT row per lane, as the Q4_0 and Q4_K kernels (vnni_row_panels-inl.h,
 // vnni_row_panels_k-inl.h). Q6_K is the other half of a Q4_K_M file (its LM head and part of
-// attn_v and ffn_down); Q2_K is what fits the largest models into the smallest memory.
+// attn_v and ffn_down); Q3_K and Q2_K are what fit the largest models into the smallest
+// memory.
 //
 // Per half h and quarter of a super-block, eight loads give every lane (row) the 32 levels
 // of two 16-element sub-blocks, four bytes per vector, built as vnni_k16-inl.h builds them:
 // Q6_K's six-bit q' = q + 32 from the interleaved low-nibble and high-bit bytes (its
-// UnpackHalf), Q2_K's two-bit levels (TwoBitLevels). Four vpdpbusd per sub-block against
-// broadcast activation words give each lane the sub-block's exact dot (Q6_K's started at
-// -32 bsum_s, Q8_K's group sum: the offset taken out), which the lane's own scale weights
-// with one multiply; Q2_K's min nibbles times the group sums give B_i. Those are
-// vnni_k16-inl.h's exact integers A_i and B_i (summed in another order, still exact) and its
-// chains a and b, so the result a - b (b = +0 for Q6_K) equals the row-major kernels' float
-// for float.
+// UnpackHalf), Q3_K's q' = q + 4 from two bits and the hmask bit, Q2_K's two-bit levels
+// (TwoBitLevels). Four vpdpbusd per sub-block against broadcast activation words give each
+// lane the sub-block's exact dot (Q6_K's started at -32 bsum_s, Q3_K's at -4 bsum_s, with
+// Q8_K's group sum: the offset taken out), which the lane's own scale weights with one
+// multiply; Q2_K's min nibbles times the group sums give B_i. Those are vnni_k16-inl.h's
+// exact integers A_i and B_i (summed in another order, still exact) and its chains a and b,
+// so the result a - b (b = +0 for Q6_K and Q3_K) equals the row-major kernels' float for
+// float.
 #if defined(SF_QUANT_VNNI_ROW_PANELS_K16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SF_QUANT_VNNI_ROW_PANELS_K16_INL_H_
 #undef SF_QUANT_VNNI_ROW_PANELS_K16_INL_H_
@@ -46,7 +48,7 @@ namespace sf::quant::HWY_NAMESPACE {
 #if HWY_TARGET == HWY_AVX3_DL
 
 // Panel super-blocks fetched ahead of the one in use: about 2.7 KB (Q2_K's 1,344-byte blocks
-// two ahead, Q6_K's 3,360-byte ones one).
+// two ahead, Q3_K's 1,760-byte and Q6_K's 3,360-byte ones one).
 template <class PanelBlock>
 inline constexpr int64_t kK16PanelPrefetchBlocks = std::max<int64_t>(1, 2700 / sizeof(PanelBlock));
 // Activation rows sharing one unpacking of a quarter's levels (8 registers).
@@ -159,6 +161,58 @@ HWY_INLINE void K16PanelBlock(const Q6_KPanelBlock& wb, const VnniK16ActBlock* c
       const __m512i scale_hi = LaneScale(scale_words, s_hi);
       // Started at -32 bsum_s: the offset of q', taken out exactly.
       AddScaledSubBlockPair<A, -32>(q, x, i, 128 * h + 32 * j, s_lo, scale_lo, scale_hi, big);
+    }
+  }
+  const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
+#pragma GCC unroll 4
+  for (int r = 0; r < A; ++r)
+    a[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(big[r]), _mm512_mul_ps(d, _mm512_set1_ps(x[r][i].d)), a[r]);
+}
+
+// Q3_K: super-block i of one panel x A activation rows into the chains a[] (no mins: b[]
+// stays +0).
+template <int A>
+HWY_INLINE void K16PanelBlock(const Q3_KPanelBlock& wb, const VnniK16ActBlock* const* x, int64_t i, __m512* a,
+                              __m512* /*b*/) {
+  // Each lane's 16 six-bit scales from its 12 packed bytes (unpack_scales_q3_k_words, lane
+  // by lane), minus 32 as signed bytes: scale_words[k] byte t is sub-block 4k + t's.
+  const __m512i p0 = _mm512_loadu_si512(wb.scales[0]), p1 = _mm512_loadu_si512(wb.scales[1]);
+  const __m512i p2 = _mm512_loadu_si512(wb.scales[2]);
+  const __m512i low4 = _mm512_set1_epi8(0x0F), low2 = _mm512_set1_epi8(0x03), k32 = _mm512_set1_epi8(32);
+  const auto top = [&](int shift) HWY_ATTR {  // bits shift, shift + 1 of p2's bytes, moved to bits 4-5
+    return _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(p2, shift), low2), 4);
+  };
+  const __m512i scale_words[4] = {
+      _mm512_sub_epi8(_mm512_or_si512(_mm512_and_si512(p0, low4), top(0)), k32),
+      _mm512_sub_epi8(_mm512_or_si512(_mm512_and_si512(p1, low4), top(2)), k32),
+      _mm512_sub_epi8(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(p0, 4), low4), top(4)), k32),
+      _mm512_sub_epi8(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(p1, 4), low4), top(6)), k32),
+  };
+  const __m512i three = _mm512_set1_epi8(0x03), four = _mm512_set1_epi8(0x04);
+  __m512i big[A];
+#pragma GCC unroll 4
+  for (int r = 0; r < A; ++r) big[r] = _mm512_setzero_si512();
+#pragma GCC unroll 1
+  for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      // Element 128h + 32k + 4m + t of every row: bits 2k, 2k + 1 of qs[32h + 4m + t], plus
+      // 4 where bit 4h + k of hmask[4m + t] is set (16-bit shifts; the masks drop what
+      // crossed bytes).
+      const int bit = 4 * h + k;
+      __m512i q[8];
+#pragma GCC unroll 8
+      for (int m = 0; m < 8; ++m) {
+        const __m512i low = _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(wb.qs[8 * h + m]), 2 * k), three);
+        const __m512i hm = _mm512_loadu_si512(wb.hmask[m]);
+        const __m512i high = bit >= 2 ? _mm512_srli_epi16(hm, bit - 2) : _mm512_slli_epi16(hm, 2 - bit);
+        q[m] = _mm512_or_si512(low, _mm512_and_si512(high, four));
+      }
+      const int s_lo = 8 * h + 2 * k, s_hi = s_lo + 1;  // elements 4m.. of m < 4, m >= 4
+      const __m512i scale_lo = LaneScale(scale_words, s_lo);
+      const __m512i scale_hi = LaneScale(scale_words, s_hi);
+      // Started at -4 bsum_s: the offset of q', taken out exactly.
+      AddScaledSubBlockPair<A, -4>(q, x, i, 128 * h + 32 * k, s_lo, scale_lo, scale_hi, big);
     }
   }
   const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));

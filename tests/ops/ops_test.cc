@@ -119,24 +119,22 @@ TEST(Matmul, BatchInvariantAndThreadInvariant) {
   }
 }
 
-// A matrix in row panels (the layout resident Q4_0, Q8_0, Q2_K, Q4_K, Q5_K and Q6_K weights take on
-// AVX512-VNNI CPUs) gives the floats of the same matrix in GGUF's rows at every batch size,
-// single rows read back through dequantize_weight_row are the rows, and preferred_layout
-// picks panels exactly where a panel kernel exists and the rows fill whole panels.
+// A matrix in row panels (the layout resident block-quantised weights take on AVX512-VNNI
+// CPUs) gives the floats of the same matrix in GGUF's rows at every batch size, single rows
+// read back through dequantize_weight_row are the rows, and preferred_layout picks panels
+// exactly where a panel kernel exists and the rows fill whole panels.
 TEST(Matmul, RowPanelsEqualRowsAtEveryBatchSize) {
-  EXPECT_EQ(preferred_layout(GgmlType::Q3_K, 64), WeightLayout::kRows);
+  EXPECT_EQ(preferred_layout(GgmlType::F16, 64), WeightLayout::kRows);
   EXPECT_EQ(preferred_layout(GgmlType::Q4_0, 40), WeightLayout::kRows);  // not whole panels
   if (preferred_layout(GgmlType::Q4_0, 48) != WeightLayout::kRowPanels)
     GTEST_SKIP() << "this CPU has no row-panel kernel (AVX512-VNNI)";
-  EXPECT_EQ(preferred_layout(GgmlType::Q8_0, 48), WeightLayout::kRowPanels);
-  EXPECT_EQ(preferred_layout(GgmlType::Q4_K, 48), WeightLayout::kRowPanels);
-  EXPECT_EQ(preferred_layout(GgmlType::Q2_K, 48), WeightLayout::kRowPanels);
-  EXPECT_EQ(preferred_layout(GgmlType::Q5_K, 48), WeightLayout::kRowPanels);
-  EXPECT_EQ(preferred_layout(GgmlType::Q6_K, 48), WeightLayout::kRowPanels);
-  // Three panels; 17 Q4_0 and Q8_0 blocks, 3 super-blocks of the K-quants.
-  for (const auto& [type, cols] : {std::pair{GgmlType::Q4_0, int64_t{544}}, std::pair{GgmlType::Q8_0, int64_t{544}},
-                                   std::pair{GgmlType::Q2_K, int64_t{768}}, std::pair{GgmlType::Q4_K, int64_t{768}},
-                                   std::pair{GgmlType::Q5_K, int64_t{768}}, std::pair{GgmlType::Q6_K, int64_t{768}}}) {
+  // Three panels; 17 blocks of the 32-element formats, 3 super-blocks of the K-quants.
+  const std::vector<std::pair<GgmlType, int64_t>> shapes = {
+      {GgmlType::Q4_0, 544}, {GgmlType::Q4_1, 544}, {GgmlType::Q5_0, 544}, {GgmlType::Q5_1, 544},
+      {GgmlType::Q8_0, 544}, {GgmlType::Q2_K, 768}, {GgmlType::Q3_K, 768}, {GgmlType::Q4_K, 768},
+      {GgmlType::Q5_K, 768}, {GgmlType::Q6_K, 768}};
+  for (const auto& [type, cols] : shapes) {
+    EXPECT_EQ(preferred_layout(type, 48), WeightLayout::kRowPanels) << type_name(type);
     const int64_t rows = 48;
     OwnedMatrix m = make_matrix(type, rows, cols, 5);
     std::vector<uint8_t> panel_bytes = m.bytes;

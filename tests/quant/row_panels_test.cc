@@ -24,9 +24,11 @@ struct PanelFormat {
 };
 const std::vector<PanelFormat>& panel_formats() {
   static const std::vector<PanelFormat> formats = {
-      {GgmlType::Q4_0, GgmlType::Q8_0, {32, 96, 288, 2080}}, {GgmlType::Q8_0, GgmlType::Q8_0, {32, 96, 288, 2080}},
-      {GgmlType::Q4_K, GgmlType::Q8_K, {256, 768, 2816}},    {GgmlType::Q5_K, GgmlType::Q8_K, {256, 768, 2816}},
-      {GgmlType::Q6_K, GgmlType::Q8_K, {256, 768, 2816}},    {GgmlType::Q2_K, GgmlType::Q8_K, {256, 768, 2816}},
+      {GgmlType::Q4_0, GgmlType::Q8_0, {32, 96, 288, 2080}}, {GgmlType::Q4_1, GgmlType::Q8_1, {32, 96, 288, 2080}},
+      {GgmlType::Q5_0, GgmlType::Q8_0, {32, 96, 288, 2080}}, {GgmlType::Q5_1, GgmlType::Q8_1, {32, 96, 288, 2080}},
+      {GgmlType::Q8_0, GgmlType::Q8_0, {32, 96, 288, 2080}}, {GgmlType::Q2_K, GgmlType::Q8_K, {256, 768, 2816}},
+      {GgmlType::Q3_K, GgmlType::Q8_K, {256, 768, 2816}},    {GgmlType::Q4_K, GgmlType::Q8_K, {256, 768, 2816}},
+      {GgmlType::Q5_K, GgmlType::Q8_K, {256, 768, 2816}},    {GgmlType::Q6_K, GgmlType::Q8_K, {256, 768, 2816}},
   };
   return formats;
 }
@@ -42,12 +44,15 @@ std::vector<uint8_t> weight_rows(GgmlType type, int64_t rows, int64_t n) {
   return w;
 }
 
-TEST(RowPanels, OnlyQ4_0Q8_0Q2_KQ4_KQ5_KAndQ6_KHaveTheLayout) {
-  for (GgmlType type : test::all_types())
-    EXPECT_EQ(has_row_panel_layout(type), type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q2_K ||
-                                              type == GgmlType::Q4_K || type == GgmlType::Q5_K ||
-                                              type == GgmlType::Q6_K)
-        << type_name(type);
+TEST(RowPanels, EveryBlockQuantisedWeightTypeHasTheLayoutAndNoFloatType) {
+  int with_layout = 0;
+  for (GgmlType type : test::all_types()) {
+    const bool is_float = type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16;
+    const bool activation_only = type == GgmlType::Q8_1 || type == GgmlType::Q8_K;  // never weights
+    EXPECT_EQ(has_row_panel_layout(type), !is_float && !activation_only) << type_name(type);
+    with_layout += has_row_panel_layout(type);
+  }
+  EXPECT_EQ(with_layout, static_cast<int>(panel_formats().size()));  // and each is tested below
 }
 
 TEST(RowPanels, PackingMovesEveryByteAndUnpackingGivesEachRowBack) {
@@ -95,15 +100,11 @@ TEST(PanelTile, ExistsExactlyOnAvx3Dl) {
     }
     EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q8_0, GgmlType::Q8_K, target));
     EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q4_0, GgmlType::Q8_K, target));
-    EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q3_K, GgmlType::Q8_K, target));
+    EXPECT_FALSE(find_panel_tile_for_target(GgmlType::Q4_1, GgmlType::Q8_0, target));
+    EXPECT_FALSE(find_panel_tile_for_target(GgmlType::F16, GgmlType::F16, target));
   }
   if (hwy::SupportedTargets() & HWY_AVX3_DL) {
-    EXPECT_TRUE(find_panel_tile(GgmlType::Q4_0, GgmlType::Q8_0));
-    EXPECT_TRUE(find_panel_tile(GgmlType::Q8_0, GgmlType::Q8_0));
-    EXPECT_TRUE(find_panel_tile(GgmlType::Q2_K, GgmlType::Q8_K));
-    EXPECT_TRUE(find_panel_tile(GgmlType::Q5_K, GgmlType::Q8_K));
-    EXPECT_TRUE(find_panel_tile(GgmlType::Q6_K, GgmlType::Q8_K));
-    EXPECT_TRUE(find_panel_tile(GgmlType::Q4_K, GgmlType::Q8_K));
+    for (const PanelFormat& f : panel_formats()) EXPECT_TRUE(find_panel_tile(f.type, f.act_type)) << type_name(f.type);
   }
 }
 

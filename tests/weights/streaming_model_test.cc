@@ -11,6 +11,7 @@
 
 #include "base/aligned_buffer.h"
 #include "convert/model_packer.h"
+#include "convert/model_quantizer.h"
 #include "engine/session.h"
 #include "gguf/per_test_scratch.h"
 #include "spec/spec_config.h"
@@ -127,7 +128,8 @@ TEST(StreamingLayouts, ResidentQ4_0LayersTakeRowPanelsStreamedOnesKeepRows) {
 // Files written by `pack --row-panels` (model/stored_layout.h). With the panel kernels (this
 // CPU, if it has AVX512-VNNI) streamed layers run the panels as read; with them turned off,
 // as on any other CPU, every read is converted back to rows. Either way the logits equal
-// the original file's fully resident session, bit for bit, at 0% and 50%.
+// the original file's fully resident session, bit for bit, at 0% and 50%: for three
+// reference files and for the F32 reference quantised (pure) to each other panel type.
 class RowPanelKernelsSetting {
  public:
   explicit RowPanelKernelsSetting(bool enabled) { set_row_panel_kernels_enabled(enabled); }
@@ -140,12 +142,25 @@ TEST(StreamingLayouts, RowPanelFilesGiveTheOriginalFilesLogits) {
     RowPanelKernelsSetting on(true);
     return preferred_layout(GgmlType::Q4_0, 16) == WeightLayout::kRowPanels;
   }();
-  int panel_matrices_streamed = 0;
+  std::vector<std::string> models;
   for (const char* model :
        {"reference/models/synth-qwen2-gpt2-Q4_0.gguf", "reference/models/synth-llama-tok512-Q4_K_M.gguf",
-        "reference/models/synth-llama-tok512-Q4_0.gguf"}) {
-    const std::string original = test::shared_path(model);
-    const std::string panels = dir + "/" + std::filesystem::path(model).filename().string();
+        "reference/models/synth-llama-tok512-Q4_0.gguf"})
+    models.push_back(test::shared_path(model));
+  QuantizeOptions pure;
+  pure.pure = true;
+  pure.n_threads = 2;
+  for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
+                        GgmlType::Q5_K, GgmlType::Q6_K}) {
+    models.push_back(dir + "/synth-llama-tok512-pure-" + type_name(type) + ".gguf");
+    ASSERT_TRUE(
+        quantize_model(test::shared_path("reference/models/synth-llama-tok512.gguf"), models.back(), type, pure).ok())
+        << type_name(type);
+  }
+  int panel_matrices_streamed = 0;
+  for (const std::string& model : models) {
+    const std::string original = model;
+    const std::string panels = dir + "/panels-" + std::filesystem::path(model).filename().string();
     ASSERT_TRUE(pack_model(original, panels, PackOptions{.show_progress = false, .row_panels = true}).ok()) << model;
     for (bool kernels : {true, false}) {
       RowPanelKernelsSetting setting(kernels);
@@ -157,7 +172,7 @@ TEST(StreamingLayouts, RowPanelFilesGiveTheOriginalFilesLogits) {
       ASSERT_TRUE(resident.ok()) << resident.status().message();
       const auto want = run_logits(**resident);
       for (const char* budget : {"0%", "50%"}) {
-        SCOPED_TRACE(std::string(model) + " at " + budget + (kernels ? ", kernels on" : ", kernels off"));
+        SCOPED_TRACE(model + " at " + budget + (kernels ? ", kernels on" : ", kernels off"));
         o.model_path = panels;
         o.mem_budget = *MemoryBudget::parse(budget);
         auto streamed = Session::create(o);
@@ -169,7 +184,7 @@ TEST(StreamingLayouts, RowPanelFilesGiveTheOriginalFilesLogits) {
           const auto& stored = w.unit_stored_layouts(l);
           ASSERT_EQ(stored.size(), 7u);
           stored_panels += static_cast<int>(std::count(stored.begin(), stored.end(), WeightLayout::kRowPanels));
-          // wq is stored as panels in all three files; it runs as panels only with kernels.
+          // wq is stored as panels in every file; it runs as panels only with kernels.
           ASSERT_EQ(stored[0], WeightLayout::kRowPanels);
           EXPECT_EQ(w.layers[l].wq.layout, kernels && cpu_has_kernels ? WeightLayout::kRowPanels : WeightLayout::kRows)
               << "layer " << l;
