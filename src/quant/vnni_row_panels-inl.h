@@ -145,6 +145,10 @@ inline void VnniMinActPrepare(const void* act, size_t act_stride, int64_t n_act,
 template <class PanelBlock>
 inline constexpr bool kPanelHasMin =
     std::is_same_v<PanelBlock, Q4_1PanelBlock> || std::is_same_v<PanelBlock, Q5_1PanelBlock>;
+// The panel formats with a fifth bit per level (qh).
+template <class PanelBlock>
+inline constexpr bool kPanelHasFifthBits =
+    std::is_same_v<PanelBlock, Q5_0PanelBlock> || std::is_same_v<PanelBlock, Q5_1PanelBlock>;
 
 // The eight unsigned level groups g of a panel block (group k: elements 4k..4k+3 of every
 // row) and its 16 scales d into each activation row's chain: vnni_q-inl.h's exact block
@@ -197,32 +201,15 @@ HWY_INLINE void AddFifthBits(const uint8_t* qh, __m512i* g) {
   }
 }
 
-// Block ib of one panel x A activation rows into each activation row's chain, chains[a].
-template <int A>
-HWY_INLINE void PanelRowsBlock(const Q4_0PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
+// Block ib of one panel x A activation rows into each activation row's chain, chains[a]:
+// for Q4_0, Q4_1, Q5_0 and Q5_1 the nibbles, plus the fifth bits where the format has them,
+// started at 0 where it has an offset m.
+template <int A, class PanelBlock>
+HWY_INLINE void PanelRowsBlock(const PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
   __m512i g[8];
   NibbleGroups(wb.qs, g);
-  BlockIntoChains<A, false>(g, wb.d, x, ib, chains);
-}
-template <int A>
-HWY_INLINE void PanelRowsBlock(const Q4_1PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
-  __m512i g[8];
-  NibbleGroups(wb.qs, g);
-  BlockIntoChains<A, true>(g, wb.d, x, ib, chains);
-}
-template <int A>
-HWY_INLINE void PanelRowsBlock(const Q5_0PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
-  __m512i g[8];
-  NibbleGroups(wb.qs, g);
-  AddFifthBits(wb.qh, g);
-  BlockIntoChains<A, false>(g, wb.d, x, ib, chains);
-}
-template <int A>
-HWY_INLINE void PanelRowsBlock(const Q5_1PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
-  __m512i g[8];
-  NibbleGroups(wb.qs, g);
-  AddFifthBits(wb.qh, g);
-  BlockIntoChains<A, true>(g, wb.d, x, ib, chains);
+  if constexpr (kPanelHasFifthBits<PanelBlock>) AddFifthBits(wb.qh, g);
+  BlockIntoChains<A, kPanelHasMin<PanelBlock>>(g, wb.d, x, ib, chains);
 }
 
 // The same for a Q8_0 panel: the eight groups are the row's bytes w, made unsigned as
@@ -236,36 +223,27 @@ HWY_INLINE void PanelRowsBlock(const Q8_0PanelBlock& wb, const VnniActBlock* con
   BlockIntoChains<A, false>(g, wb.d, x, ib, chains);
 }
 
-// Q4_1 and Q5_1: the mchains of one panel x A activation rows in ChainSum's tree, lane by
-// lane: mins[a] lane j = sum of m_w * s_x over the blocks of weight row j with activation
-// row a. A pass of its own after the chains (the panel's m are still in cache): with both
-// sets live, 32 vectors of chains alone would fill the register file.
-template <int A, class PanelBlock>
-HWY_INLINE void PanelMinsT(const PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* mins) {
-  __m512 m0[A], m1[A], m2[A], m3[A];
-#pragma GCC unroll 4
-  for (int a = 0; a < A; ++a) m0[a] = m1[a] = m2[a] = m3[a] = _mm512_setzero_ps();
-  StepChainsInBlockOrder(
-      nb,
-      [&](int64_t ib, __m512* mchain) HWY_ATTR {
-        if (ib >= nb) return;
-        const __m512 mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel[ib].m)));
-#pragma GCC unroll 4
-        for (int a = 0; a < A; ++a) mchain[a] = _mm512_fmadd_ps(mw, _mm512_set1_ps(x[a][ib].sum_scale), mchain[a]);
-      },
-      m0, m1, m2, m3);
-#pragma GCC unroll 4
-  for (int a = 0; a < A; ++a) mins[a] = _mm512_add_ps(_mm512_add_ps(m0[a], m2[a]), _mm512_add_ps(m1[a], m3[a]));
-}
-
-// One panel x A activation rows: lanes[a] lane j = weight row j with activation row a; the
-// four chains of each activation row stay in registers.
-template <int A, class PanelBlock>
-HWY_INLINE void PanelRowsT(const PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* lanes) {
+// Four chains of A vectors, from +0, stepped over the blocks in the per-element definition's
+// order (step(ib, chain) adds block ib into the chain's A vectors; it is also called for ib
+// up to nb rounded up to 8 and must skip ib >= nb), then added in ChainSum's tree, lane by
+// lane, into sums[a].
+template <int A, class Step>
+HWY_INLINE void SumChainsInBlockOrder(int64_t nb, const Step& step, __m512* sums) {
   __m512 c0[A], c1[A], c2[A], c3[A];
 #pragma GCC unroll 4
   for (int a = 0; a < A; ++a) c0[a] = c1[a] = c2[a] = c3[a] = _mm512_setzero_ps();
-  StepChainsInBlockOrder(
+  StepChainsInBlockOrder(nb, step, c0, c1, c2, c3);
+#pragma GCC unroll 4
+  for (int a = 0; a < A; ++a) sums[a] = _mm512_add_ps(_mm512_add_ps(c0[a], c2[a]), _mm512_add_ps(c1[a], c3[a]));
+}
+
+// One panel x A activation rows: lanes[a] lane j = weight row j with activation row a; the
+// four chains of each activation row stay in registers. Q4_1 and Q5_1 then add their
+// mchains (m_w * s_x), a pass of its own over the panel's m (still in cache): with both sets
+// live, 32 vectors of chains alone would fill the register file.
+template <int A, class PanelBlock>
+HWY_INLINE void PanelRowsT(const PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* lanes) {
+  SumChainsInBlockOrder<A>(
       nb,
       [&](int64_t ib, __m512* chain) HWY_ATTR {
         if (ib >= nb) return;
@@ -274,13 +252,18 @@ HWY_INLINE void PanelRowsT(const PanelBlock* panel, const VnniActBlock* const* x
         PrefetchBlockAhead<kPanelPrefetchBlocks>(panel + ib);
         PanelRowsBlock<A>(panel[ib], x, ib, chain);
       },
-      c0, c1, c2, c3);
-  // ChainSum's tree, lane by lane.
-#pragma GCC unroll 4
-  for (int a = 0; a < A; ++a) lanes[a] = _mm512_add_ps(_mm512_add_ps(c0[a], c2[a]), _mm512_add_ps(c1[a], c3[a]));
+      lanes);
   if constexpr (kPanelHasMin<PanelBlock>) {
     __m512 mins[A];
-    PanelMinsT<A>(panel, x, nb, mins);
+    SumChainsInBlockOrder<A>(
+        nb,
+        [&](int64_t ib, __m512* mchain) HWY_ATTR {
+          if (ib >= nb) return;
+          const __m512 mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel[ib].m)));
+#pragma GCC unroll 4
+          for (int a = 0; a < A; ++a) mchain[a] = _mm512_fmadd_ps(mw, _mm512_set1_ps(x[a][ib].sum_scale), mchain[a]);
+        },
+        mins);
 #pragma GCC unroll 4
     for (int a = 0; a < A; ++a) lanes[a] = _mm512_add_ps(lanes[a], mins[a]);
   }

@@ -118,6 +118,27 @@ HWY_INLINE void AddScaledSubBlockPair(const __m512i* q, const VnniK16ActBlock* c
   }
 }
 
+// Q6_K and Q3_K: quarter j of half h (sub-blocks 8h + 2j and 8h + 2j + 1, levels q[0..7] as
+// AddScaledSubBlockPair takes them) weighted by each lane's signed scales, into big[].
+template <int A, int kStartFactor>
+HWY_INLINE void AddSignedScaledQuarter(const __m512i* q, const __m512i* scale_words, const VnniK16ActBlock* const* x,
+                                       int64_t i, int h, int j, __m512i* big) {
+  const int s_lo = 8 * h + 2 * j;  // elements 4m.. of m < 4; s_lo + 1: of m >= 4
+  AddScaledSubBlockPair<A, kStartFactor>(q, x, i, 128 * h + 32 * j, s_lo, LaneScale(scale_words, s_lo),
+                                         LaneScale(scale_words, s_lo + 1), big);
+}
+
+// The formats without mins: super-block i's exact integers big[] into the chains, a[r] =
+// fma(float(A_i), d_w * d_x, a[r]).
+template <int A>
+HWY_INLINE void ChainSuperBlock(const __m512i* big, const uint16_t* d16, const VnniK16ActBlock* const* x, int64_t i,
+                                __m512* a) {
+  const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d16)));
+#pragma GCC unroll 4
+  for (int r = 0; r < A; ++r)
+    a[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(big[r]), _mm512_mul_ps(d, _mm512_set1_ps(x[r][i].d)), a[r]);
+}
+
 // Q6_K: super-block i of one panel x A activation rows into the chains a[] (no mins: b[]
 // stays +0).
 template <int A>
@@ -156,17 +177,11 @@ HWY_INLINE void K16PanelBlock(const Q6_KPanelBlock& wb, const VnniK16ActBlock* c
         }
         q[m] = _mm512_or_si512(nibble, _mm512_and_si512(top, high2));
       }
-      const int s_lo = 8 * h + 2 * j, s_hi = s_lo + 1;  // elements 4m.. of m < 4, m >= 4
-      const __m512i scale_lo = LaneScale(scale_words, s_lo);
-      const __m512i scale_hi = LaneScale(scale_words, s_hi);
       // Started at -32 bsum_s: the offset of q', taken out exactly.
-      AddScaledSubBlockPair<A, -32>(q, x, i, 128 * h + 32 * j, s_lo, scale_lo, scale_hi, big);
+      AddSignedScaledQuarter<A, -32>(q, scale_words, x, i, h, j, big);
     }
   }
-  const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
-#pragma GCC unroll 4
-  for (int r = 0; r < A; ++r)
-    a[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(big[r]), _mm512_mul_ps(d, _mm512_set1_ps(x[r][i].d)), a[r]);
+  ChainSuperBlock<A>(big, wb.d, x, i, a);
 }
 
 // Q3_K: super-block i of one panel x A activation rows into the chains a[] (no mins: b[]
@@ -208,17 +223,11 @@ HWY_INLINE void K16PanelBlock(const Q3_KPanelBlock& wb, const VnniK16ActBlock* c
         const __m512i high = bit >= 2 ? _mm512_srli_epi16(hm, bit - 2) : _mm512_slli_epi16(hm, 2 - bit);
         q[m] = _mm512_or_si512(low, _mm512_and_si512(high, four));
       }
-      const int s_lo = 8 * h + 2 * k, s_hi = s_lo + 1;  // elements 4m.. of m < 4, m >= 4
-      const __m512i scale_lo = LaneScale(scale_words, s_lo);
-      const __m512i scale_hi = LaneScale(scale_words, s_hi);
       // Started at -4 bsum_s: the offset of q', taken out exactly.
-      AddScaledSubBlockPair<A, -4>(q, x, i, 128 * h + 32 * k, s_lo, scale_lo, scale_hi, big);
+      AddSignedScaledQuarter<A, -4>(q, scale_words, x, i, h, k, big);
     }
   }
-  const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
-#pragma GCC unroll 4
-  for (int r = 0; r < A; ++r)
-    a[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(big[r]), _mm512_mul_ps(d, _mm512_set1_ps(x[r][i].d)), a[r]);
+  ChainSuperBlock<A>(big, wb.d, x, i, a);
 }
 
 // Q2_K: super-block i of one panel x A activation rows into the chains a[] and b[].
