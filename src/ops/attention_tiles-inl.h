@@ -85,7 +85,8 @@ HWY_INLINE void WidenTile(D d, const uint16_t* base, int64_t kv_row, const int32
   }
 }
 
-// Lanes of q times one cell's key, chunk by chunk (not yet summed across lanes).
+// Lanes of q times one cell's key, chunk by chunk (not yet summed across lanes): the first
+// chunk's product, then a MulAdd per further chunk, in order.
 template <class D>
 HWY_INLINE hn::Vec<D> KeyProducts(D d, const float* q, const float* key, int chunks) {
   const size_t N = hn::Lanes(d);
@@ -120,24 +121,35 @@ HWY_INLINE void KeyScores(D d, const float* q, const float* keys, int64_t nt, in
   }
 }
 
-// KeyScores for two heads at once: each key chunk is loaded once for both, and the two
-// heads' products are independent chains (one head's four are latency bound). Every score
-// is computed exactly as KeyScores computes it.
-template <class D>
-HWY_INLINE void KeyScoresPair(D d, const float* qa, const float* qb, const float* keys, int64_t nt, int head_dim,
-                              float scale, float* sa, float* sb) {
-  const int chunks = head_dim / static_cast<int>(hn::Lanes(d));
+// KeyScores for two heads at once, with kChunks = head_dim / lanes known at compile time:
+// the two heads' q chunks stay in registers for the whole tile, each key chunk is loaded
+// once for both heads, and the two heads' products are independent chains (one head's four
+// are latency bound). Every score is computed exactly as KeyScores computes it (the same
+// Mul, MulAdds and fold); only the loads and the loop overhead go.
+template <int kChunks, class D>
+HWY_INLINE void KeyScoresPairT(D d, const float* qa, const float* qb, const float* keys, int64_t nt, float scale,
+                               float* sa, float* sb) {
+  constexpr int kMaxChunks = 8;  // 128 floats with 16 lanes; more would not stay in registers
+  static_assert(kChunks >= 1 && kChunks <= kMaxChunks, "a pair's q chunks must fit the registers");
   const size_t N = hn::Lanes(d);
+  const int head_dim = kChunks * static_cast<int>(N);
   const D4 d4;
   const auto vscale = hn::Set(d4, scale);
+  hn::Vec<D> va[kChunks], vb[kChunks];
+#pragma GCC unroll 8
+  for (int i = 0; i < kChunks; ++i) {
+    va[i] = hn::LoadU(d, qa + i * N);
+    vb[i] = hn::LoadU(d, qb + i * N);
+  }
   const auto products = [&](const float* key, hn::Vec<D>& pa, hn::Vec<D>& pb) HWY_ATTR {
     const auto k0 = hn::LoadU(d, key);
-    pa = hn::Mul(hn::LoadU(d, qa), k0);
-    pb = hn::Mul(hn::LoadU(d, qb), k0);
-    for (int i = 1; i < chunks; ++i) {
+    pa = hn::Mul(va[0], k0);
+    pb = hn::Mul(vb[0], k0);
+#pragma GCC unroll 8
+    for (int i = 1; i < kChunks; ++i) {
       const auto k = hn::LoadU(d, key + i * N);
-      pa = hn::MulAdd(hn::LoadU(d, qa + i * N), k, pa);
-      pb = hn::MulAdd(hn::LoadU(d, qb + i * N), k, pb);
+      pa = hn::MulAdd(va[i], k, pa);
+      pb = hn::MulAdd(vb[i], k, pb);
     }
   };
   int64_t j = 0;
@@ -154,6 +166,26 @@ HWY_INLINE void KeyScoresPair(D d, const float* qa, const float* qb, const float
   if (j < nt) {
     KeyScores(d, qa, keys + j * head_dim, nt - j, head_dim, scale, sa + j);
     KeyScores(d, qb, keys + j * head_dim, nt - j, head_dim, scale, sb + j);
+  }
+}
+
+// KeyScoresPairT for a head_dim known only at run time: the compiled chunk counts 1, 2, 4 and
+// 8 (head_dim 16, 32, 64, 128 with 16 lanes), else two single-head passes.
+template <class D>
+HWY_INLINE void KeyScoresPair(D d, const float* qa, const float* qb, const float* keys, int64_t nt, int head_dim,
+                              float scale, float* sa, float* sb) {
+  switch (head_dim / static_cast<int>(hn::Lanes(d))) {
+    case 1:
+      return KeyScoresPairT<1>(d, qa, qb, keys, nt, scale, sa, sb);
+    case 2:
+      return KeyScoresPairT<2>(d, qa, qb, keys, nt, scale, sa, sb);
+    case 4:
+      return KeyScoresPairT<4>(d, qa, qb, keys, nt, scale, sa, sb);
+    case 8:
+      return KeyScoresPairT<8>(d, qa, qb, keys, nt, scale, sa, sb);
+    default:
+      KeyScores(d, qa, keys, nt, head_dim, scale, sa);
+      KeyScores(d, qb, keys, nt, head_dim, scale, sb);
   }
 }
 
