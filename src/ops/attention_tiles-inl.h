@@ -121,71 +121,85 @@ HWY_INLINE void KeyScores(D d, const float* q, const float* keys, int64_t nt, in
   }
 }
 
-// KeyScores for two heads at once, with kChunks = head_dim / lanes known at compile time:
-// the two heads' q chunks stay in registers for the whole tile, each key chunk is loaded
-// once for both heads, and the two heads' products are independent chains (one head's four
-// are latency bound). Every score is computed exactly as KeyScores computes it (the same
-// Mul, MulAdds and fold); only the loads and the loop overhead go.
+// KeyScores for two heads at once: each key chunk is loaded once for both, and the two
+// heads' products are independent chains (one head's four are latency bound). kChunks =
+// head_dim / lanes when known at compile time: the two heads' q chunks are then loaded once
+// per tile into registers and the chunk loop unrolls; 0: any count, q read per cell. Every
+// score is computed exactly as KeyScores computes it (the same Mul, MulAdds and fold).
 template <int kChunks, class D>
-HWY_INLINE void KeyScoresPairT(D d, const float* qa, const float* qb, const float* keys, int64_t nt, float scale,
-                               float* sa, float* sb) {
-  constexpr int kMaxChunks = 8;  // 128 floats with 16 lanes; more would not stay in registers
-  static_assert(kChunks >= 1 && kChunks <= kMaxChunks, "a pair's q chunks must fit the registers");
+HWY_INLINE void KeyScoresPairT(D d, const float* qa, const float* qb, const float* keys, int64_t nt, int head_dim,
+                               float scale, float* sa, float* sb) {
+  static_assert(kChunks >= 0 && kChunks <= 8, "a pair's q chunks must fit the registers");
   const size_t N = hn::Lanes(d);
-  const int head_dim = kChunks * static_cast<int>(N);
+  const int chunks = kChunks > 0 ? kChunks : head_dim / static_cast<int>(N);
+  // A compile-time stride between cells where kChunks gives it (constant address offsets).
+  const int hd = kChunks > 0 ? kChunks * static_cast<int>(N) : head_dim;
   const D4 d4;
   const auto vscale = hn::Set(d4, scale);
-  hn::Vec<D> va[kChunks], vb[kChunks];
+  constexpr int kHeld = kChunks > 0 ? kChunks : 1;
+  hn::Vec<D> va[kHeld], vb[kHeld];
+  if constexpr (kChunks > 0) {
 #pragma GCC unroll 8
-  for (int i = 0; i < kChunks; ++i) {
-    va[i] = hn::LoadU(d, qa + i * N);
-    vb[i] = hn::LoadU(d, qb + i * N);
+    for (int i = 0; i < kChunks; ++i) {
+      va[i] = hn::LoadU(d, qa + i * N);
+      vb[i] = hn::LoadU(d, qb + i * N);
+    }
   }
   const auto products = [&](const float* key, hn::Vec<D>& pa, hn::Vec<D>& pb) HWY_ATTR {
     const auto k0 = hn::LoadU(d, key);
-    pa = hn::Mul(va[0], k0);
-    pb = hn::Mul(vb[0], k0);
+    if constexpr (kChunks > 0) {
+      pa = hn::Mul(va[0], k0);
+      pb = hn::Mul(vb[0], k0);
 #pragma GCC unroll 8
-    for (int i = 1; i < kChunks; ++i) {
-      const auto k = hn::LoadU(d, key + i * N);
-      pa = hn::MulAdd(va[i], k, pa);
-      pb = hn::MulAdd(vb[i], k, pb);
+      for (int i = 1; i < kChunks; ++i) {
+        const auto k = hn::LoadU(d, key + i * N);
+        pa = hn::MulAdd(va[i], k, pa);
+        pb = hn::MulAdd(vb[i], k, pb);
+      }
+    } else {
+      pa = hn::Mul(hn::LoadU(d, qa), k0);
+      pb = hn::Mul(hn::LoadU(d, qb), k0);
+      for (int i = 1; i < chunks; ++i) {
+        const auto k = hn::LoadU(d, key + i * N);
+        pa = hn::MulAdd(hn::LoadU(d, qa + i * N), k, pa);
+        pb = hn::MulAdd(hn::LoadU(d, qb + i * N), k, pb);
+      }
     }
   };
   int64_t j = 0;
   for (; j + 4 <= nt; j += 4) {
-    const float* k = keys + j * head_dim;
+    const float* k = keys + j * hd;
     hn::Vec<D> a0, a1, a2, a3, b0, b1, b2, b3;
     products(k, a0, b0);
-    products(k + head_dim, a1, b1);
-    products(k + 2 * head_dim, a2, b2);
-    products(k + 3 * head_dim, a3, b3);
+    products(k + hd, a1, b1);
+    products(k + 2 * hd, a2, b2);
+    products(k + 3 * hd, a3, b3);
     hn::StoreU(hn::Mul(SumLanes4(d, a0, a1, a2, a3), vscale), d4, sa + j);
     hn::StoreU(hn::Mul(SumLanes4(d, b0, b1, b2, b3), vscale), d4, sb + j);
   }
   if (j < nt) {
-    KeyScores(d, qa, keys + j * head_dim, nt - j, head_dim, scale, sa + j);
-    KeyScores(d, qb, keys + j * head_dim, nt - j, head_dim, scale, sb + j);
+    KeyScores(d, qa, keys + j * hd, nt - j, hd, scale, sa + j);
+    KeyScores(d, qb, keys + j * hd, nt - j, hd, scale, sb + j);
   }
 }
 
-// KeyScoresPairT for a head_dim known only at run time: the compiled chunk counts 1, 2, 4 and
-// 8 (head_dim 16, 32, 64, 128 with 16 lanes), else two single-head passes.
+// Two heads' scores: KeyScoresPairT with the chunk counts 1, 2, 4 and 8 compiled (head_dim
+// 16-128 with 16 lanes, 8-64 with 8), any other count at run time (e.g. head_dim 64 on
+// NEON's 4 lanes: 16 chunks, which would not stay in registers).
 template <class D>
 HWY_INLINE void KeyScoresPair(D d, const float* qa, const float* qb, const float* keys, int64_t nt, int head_dim,
                               float scale, float* sa, float* sb) {
   switch (head_dim / static_cast<int>(hn::Lanes(d))) {
     case 1:
-      return KeyScoresPairT<1>(d, qa, qb, keys, nt, scale, sa, sb);
+      return KeyScoresPairT<1>(d, qa, qb, keys, nt, head_dim, scale, sa, sb);
     case 2:
-      return KeyScoresPairT<2>(d, qa, qb, keys, nt, scale, sa, sb);
+      return KeyScoresPairT<2>(d, qa, qb, keys, nt, head_dim, scale, sa, sb);
     case 4:
-      return KeyScoresPairT<4>(d, qa, qb, keys, nt, scale, sa, sb);
+      return KeyScoresPairT<4>(d, qa, qb, keys, nt, head_dim, scale, sa, sb);
     case 8:
-      return KeyScoresPairT<8>(d, qa, qb, keys, nt, scale, sa, sb);
+      return KeyScoresPairT<8>(d, qa, qb, keys, nt, head_dim, scale, sa, sb);
     default:
-      KeyScores(d, qa, keys, nt, head_dim, scale, sa);
-      KeyScores(d, qb, keys, nt, head_dim, scale, sb);
+      return KeyScoresPairT<0>(d, qa, qb, keys, nt, head_dim, scale, sa, sb);
   }
 }
 
