@@ -56,6 +56,12 @@ inline constexpr int64_t kPanelPrefetchBlocks = 32;
 // Activation rows sharing one unpacking of the weights (4 x 4 chain vectors in registers).
 inline constexpr int kActRowsPerPass = 4;
 
+// Activation bytes p[0..3] as one int32 broadcast to every lane (the signed operand of
+// vpdpbusd), loaded straight from memory (vpbroadcastd m32). From set1 of a memcpy'd word
+// GCC 12 made 64-bit loads into general registers, shifts and register broadcasts: two
+// extra uops per vpdpbusd.
+HWY_INLINE __m512i BroadcastActWord(const int8_t* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
+
 // Calls pass(std::integral_constant<int, A>{}, c) over activation rows c..c+A-1: groups of
 // kMax (<= 4), then one group of the 1..kMax-1 rows left.
 template <int kMax, class Pass>
@@ -161,14 +167,12 @@ HWY_INLINE void BlockIntoChains(const __m512i* g, const uint16_t* d, const VnniA
 #pragma GCC unroll 4
   for (int a = 0; a < A; ++a) {
     const VnniActBlock& xb = x[a][ib];
-    int32_t words[8];
-    std::memcpy(words, xb.qs, sizeof(words));
     // Two partial sums so the vpdpbusd latency overlaps; integer adds are exact.
     __m512i s0 = kHasMin ? _mm512_setzero_si512() : _mm512_set1_epi32(xb.bias), s1 = _mm512_setzero_si512();
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
-      s0 = _mm512_dpbusd_epi32(s0, g[k], _mm512_set1_epi32(words[k]));
-      s1 = _mm512_dpbusd_epi32(s1, g[k + 4], _mm512_set1_epi32(words[k + 4]));
+      s0 = _mm512_dpbusd_epi32(s0, g[k], BroadcastActWord(xb.qs + 4 * k));
+      s1 = _mm512_dpbusd_epi32(s1, g[k + 4], BroadcastActWord(xb.qs + 4 * (k + 4)));
     }
     const __m512 p = _mm512_mul_ps(dw, _mm512_set1_ps(xb.scale));
     chains[a] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), p, chains[a]);

@@ -136,13 +136,12 @@ HWY_INLINE void K4PanelBlock(const PanelBlock& wb, const VnniK4ActBlock* const* 
     const __m512i scale_hi = LaneByte(scales03, scales47, 2 * g + 1);
 #pragma GCC unroll 4
     for (int r = 0; r < A; ++r) {
-      int32_t words[16];
-      std::memcpy(words, x[r][i].qs + 64 * g, sizeof(words));
+      const int8_t* xq = x[r][i].qs + 64 * g;
       __m512i dot_lo = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) {
-        dot_lo = _mm512_dpbusd_epi32(dot_lo, lo[k], _mm512_set1_epi32(words[k]));
-        dot_hi = _mm512_dpbusd_epi32(dot_hi, hi[k], _mm512_set1_epi32(words[8 + k]));
+        dot_lo = _mm512_dpbusd_epi32(dot_lo, lo[k], BroadcastActWord(xq + 4 * k));
+        dot_hi = _mm512_dpbusd_epi32(dot_hi, hi[k], BroadcastActWord(xq + 4 * (8 + k)));
       }
       big_a[r] = _mm512_add_epi32(
           big_a[r], _mm512_add_epi32(_mm512_mullo_epi32(dot_lo, scale_lo), _mm512_mullo_epi32(dot_hi, scale_hi)));

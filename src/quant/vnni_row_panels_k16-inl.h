@@ -104,14 +104,13 @@ HWY_INLINE void AddScaledSubBlockPair(const __m512i* q, const VnniK16ActBlock* c
 #pragma GCC unroll 4
   for (int r = 0; r < A; ++r) {
     const VnniK16ActBlock& xb = x[r][i];
-    int32_t words[8];
-    std::memcpy(words, xb.qs + e0, sizeof(words));
+    const int8_t* xq = xb.qs + e0;
     __m512i dot_lo = _mm512_set1_epi32(kStartFactor * xb.bsums[s_lo]);
     __m512i dot_hi = _mm512_set1_epi32(kStartFactor * xb.bsums[s_lo + 1]);
 #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) {
-      dot_lo = _mm512_dpbusd_epi32(dot_lo, q[m], _mm512_set1_epi32(words[m]));
-      dot_hi = _mm512_dpbusd_epi32(dot_hi, q[m + 4], _mm512_set1_epi32(words[m + 4]));
+      dot_lo = _mm512_dpbusd_epi32(dot_lo, q[m], BroadcastActWord(xq + 4 * m));
+      dot_hi = _mm512_dpbusd_epi32(dot_hi, q[m + 4], BroadcastActWord(xq + 4 * (m + 4)));
     }
     big[r] = _mm512_add_epi32(
         big[r], _mm512_add_epi32(_mm512_mullo_epi32(dot_lo, scale_lo), _mm512_mullo_epi32(dot_hi, scale_hi)));
