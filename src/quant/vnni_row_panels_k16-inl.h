@@ -117,14 +117,23 @@ HWY_INLINE void AddScaledSubBlockPair(const __m512i* q, const VnniK16ActBlock* c
   }
 }
 
-// Q6_K and Q3_K: quarter j of half h (sub-blocks 8h + 2j and 8h + 2j + 1, levels q[0..7] as
-// AddScaledSubBlockPair takes them) weighted by each lane's signed scales, into big[].
-template <int A, int kStartFactor>
-HWY_INLINE void AddSignedScaledQuarter(const __m512i* q, const __m512i* scale_words, const VnniK16ActBlock* const* x,
-                                       int64_t i, int h, int j, __m512i* big) {
-  const int s_lo = 8 * h + 2 * j;  // elements 4m.. of m < 4; s_lo + 1: of m >= 4
-  AddScaledSubBlockPair<A, kStartFactor>(q, x, i, 128 * h + 32 * j, s_lo, LaneScale(scale_words, s_lo),
-                                         LaneScale(scale_words, s_lo + 1), big);
+// The eight quarters of super-block i (half h, quarter j: sub-blocks 8h + 2j and 8h + 2j +
+// 1, elements 128h + 32j ..) into big[]: levels(h, j, m) gives the quarter's level group m
+// as AddScaledSubBlockPair takes it, scale(s) each lane's scale of sub-block s.
+template <int A, int kStartFactor, class Levels, class Scale>
+HWY_INLINE void AddQuarters(const Levels& levels, const Scale& scale, const VnniK16ActBlock* const* x, int64_t i,
+                            __m512i* big) {
+#pragma GCC unroll 1
+  for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      __m512i q[8];
+#pragma GCC unroll 8
+      for (int m = 0; m < 8; ++m) q[m] = levels(h, j, m);
+      const int s_lo = 8 * h + 2 * j;  // elements 4m.. of m < 4; s_lo + 1: of m >= 4
+      AddScaledSubBlockPair<A, kStartFactor>(q, x, i, 128 * h + 32 * j, s_lo, scale(s_lo), scale(s_lo + 1), big);
+    }
+  }
 }
 
 // The formats without mins: super-block i's exact integers big[] into the chains, a[r] =
@@ -150,36 +159,22 @@ HWY_INLINE void K16PanelBlock(const Q6_KPanelBlock& wb, const VnniK16ActBlock* c
   __m512i big[A];
 #pragma GCC unroll 4
   for (int r = 0; r < A; ++r) big[r] = _mm512_setzero_si512();
-#pragma GCC unroll 1
-  for (int h = 0; h < 2; ++h) {
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      // Element 128h + 32j + 4m + t of every row: group m of the quarter's levels; its low
-      // four bits are the low (j < 2) or high nibble of ql[64h + 32(j % 2) + 4m + t], bits
-      // 4-5 are bits 2j, 2j + 1 of qh[32h + 4m + t] (16-bit shifts; the masks drop what
-      // crossed bytes).
-      __m512i q[8];
-#pragma GCC unroll 8
-      for (int m = 0; m < 8; ++m) {
-        const __m512i ql = _mm512_loadu_si512(wb.ql[16 * h + 8 * (j % 2) + m]);
-        const __m512i qh = _mm512_loadu_si512(wb.qh[8 * h + m]);
-        const __m512i nibble = j < 2 ? _mm512_and_si512(ql, low4) : _mm512_and_si512(_mm512_srli_epi16(ql, 4), low4);
-        __m512i top;
-        if (j == 0) {
-          top = _mm512_slli_epi16(qh, 4);
-        } else if (j == 1) {
-          top = _mm512_slli_epi16(qh, 2);
-        } else if (j == 2) {
-          top = qh;
-        } else {
-          top = _mm512_srli_epi16(qh, 2);
-        }
-        q[m] = _mm512_or_si512(nibble, _mm512_and_si512(top, high2));
-      }
-      // Started at -32 bsum_s: the offset of q', taken out exactly.
-      AddSignedScaledQuarter<A, -32>(q, scale_words, x, i, h, j, big);
-    }
-  }
+  // Element 128h + 32j + 4m + t of every row: group m of the quarter's levels; its low four
+  // bits are the low (j < 2) or high nibble of ql[64h + 32(j % 2) + 4m + t], bits 4-5 are
+  // bits 2j, 2j + 1 of qh[32h + 4m + t] (16-bit shifts; the masks drop what crossed bytes).
+  const auto levels = [&](int h, int j, int m) HWY_ATTR {
+    const __m512i ql = _mm512_loadu_si512(wb.ql[16 * h + 8 * (j % 2) + m]);
+    const __m512i qh = _mm512_loadu_si512(wb.qh[8 * h + m]);
+    const __m512i nibble = j < 2 ? _mm512_and_si512(ql, low4) : _mm512_and_si512(_mm512_srli_epi16(ql, 4), low4);
+    const __m512i top = j == 0   ? _mm512_slli_epi16(qh, 4)
+                        : j == 1 ? _mm512_slli_epi16(qh, 2)
+                        : j == 2 ? qh
+                                 : _mm512_srli_epi16(qh, 2);
+    return _mm512_or_si512(nibble, _mm512_and_si512(top, high2));
+  };
+  // Started at -32 bsum_s: the offset of q', taken out exactly.
+  AddQuarters<A, -32>(
+      levels, [&](int s) HWY_ATTR { return LaneScale(scale_words, s); }, x, i, big);
   ChainSuperBlock<A>(big, wb.d, x, i, a);
 }
 
@@ -206,26 +201,19 @@ HWY_INLINE void K16PanelBlock(const Q3_KPanelBlock& wb, const VnniK16ActBlock* c
   __m512i big[A];
 #pragma GCC unroll 4
   for (int r = 0; r < A; ++r) big[r] = _mm512_setzero_si512();
-#pragma GCC unroll 1
-  for (int h = 0; h < 2; ++h) {
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      // Element 128h + 32k + 4m + t of every row: bits 2k, 2k + 1 of qs[32h + 4m + t], plus
-      // 4 where bit 4h + k of hmask[4m + t] is set (16-bit shifts; the masks drop what
-      // crossed bytes).
-      const int bit = 4 * h + k;
-      __m512i q[8];
-#pragma GCC unroll 8
-      for (int m = 0; m < 8; ++m) {
-        const __m512i low = _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(wb.qs[8 * h + m]), 2 * k), three);
-        const __m512i hm = _mm512_loadu_si512(wb.hmask[m]);
-        const __m512i high = bit >= 2 ? _mm512_srli_epi16(hm, bit - 2) : _mm512_slli_epi16(hm, 2 - bit);
-        q[m] = _mm512_or_si512(low, _mm512_and_si512(high, four));
-      }
-      // Started at -4 bsum_s: the offset of q', taken out exactly.
-      AddSignedScaledQuarter<A, -4>(q, scale_words, x, i, h, k, big);
-    }
-  }
+  // Element 128h + 32k + 4m + t of every row: bits 2k, 2k + 1 of qs[32h + 4m + t], plus 4
+  // where bit 4h + k of hmask[4m + t] is set (16-bit shifts; the masks drop what crossed
+  // bytes).
+  const auto levels = [&](int h, int k, int m) HWY_ATTR {
+    const int bit = 4 * h + k;
+    const __m512i low = _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(wb.qs[8 * h + m]), 2 * k), three);
+    const __m512i hm = _mm512_loadu_si512(wb.hmask[m]);
+    const __m512i high = bit >= 2 ? _mm512_srli_epi16(hm, bit - 2) : _mm512_slli_epi16(hm, 2 - bit);
+    return _mm512_or_si512(low, _mm512_and_si512(high, four));
+  };
+  // Started at -4 bsum_s: the offset of q', taken out exactly.
+  AddQuarters<A, -4>(
+      levels, [&](int s) HWY_ATTR { return LaneScale(scale_words, s); }, x, i, big);
   ChainSuperBlock<A>(big, wb.d, x, i, a);
 }
 
@@ -248,22 +236,12 @@ HWY_INLINE void K16PanelBlock(const Q2_KPanelBlock& wb, const VnniK16ActBlock* c
       big_b[r] = _mm512_add_epi32(big_b[r], _mm512_mullo_epi32(m, _mm512_set1_epi32(x[r][i].bsums[s])));
   }
   const __m512i three = _mm512_set1_epi8(0x03);
-#pragma GCC unroll 1
-  for (int h = 0; h < 2; ++h) {
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      // Element 128h + 32k + 4m + t of every row: bits 2k, 2k + 1 of qs[32h + 4m + t] (a
-      // 16-bit shift; the mask drops what crossed bytes).
-      __m512i q[8];
-#pragma GCC unroll 8
-      for (int m = 0; m < 8; ++m)
-        q[m] = _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(wb.qs[8 * h + m]), 2 * k), three);
-      const int s_lo = 8 * h + 2 * k, s_hi = s_lo + 1;  // elements 4m.. of m < 4, m >= 4
-      const __m512i scale_lo = LaneNibble(scale_words, s_lo, 0);
-      const __m512i scale_hi = LaneNibble(scale_words, s_hi, 0);
-      AddScaledSubBlockPair<A, 0>(q, x, i, 128 * h + 32 * k, s_lo, scale_lo, scale_hi, big_a);
-    }
-  }
+  // Element 128h + 32k + 4m + t of every row: bits 2k, 2k + 1 of qs[32h + 4m + t] (a 16-bit
+  // shift; the mask drops what crossed bytes).
+  AddQuarters<A, 0>(
+      [&](int h, int k, int m)
+          HWY_ATTR { return _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(wb.qs[8 * h + m]), 2 * k), three); },
+      [&](int s) HWY_ATTR { return LaneNibble(scale_words, s, 0); }, x, i, big_a);
   const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.d)));
   const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.dmin)));
 #pragma GCC unroll 4
