@@ -33,13 +33,13 @@ DotTile GetPanelTile(GgmlType weight_type, GgmlType activation_type) {
   if (weight_type == GgmlType::Q8_0 && activation_type == GgmlType::Q8_0)
     return DotTile{&VnniPanelRun<Q8_0PanelBlock>, &VnniActPreparedBytes, &VnniQ8ActPrepare, 1};
   if (weight_type == GgmlType::Q4_K && activation_type == GgmlType::Q8_K)
-    return DotTile{&VnniK4PanelRun, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
+    return DotTile{&VnniK4PanelRun<Q4_KPanelBlock>, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
   if (weight_type == GgmlType::Q2_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK16PanelRun<Q2_KPanelBlock>, &VnniK16ActPreparedBytes, &VnniK16ActPrepare, 1};
   if (weight_type == GgmlType::Q3_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK16PanelRun<Q3_KPanelBlock>, &VnniK16ActPreparedBytes, &VnniK16ActPrepare, 1};
   if (weight_type == GgmlType::Q5_K && activation_type == GgmlType::Q8_K)
-    return DotTile{&VnniK5PanelRun, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
+    return DotTile{&VnniK4PanelRun<Q5_KPanelBlock>, &VnniK4ActPreparedBytes, &VnniK4ActPrepare, 1};
   if (weight_type == GgmlType::Q6_K && activation_type == GgmlType::Q8_K)
     return DotTile{&VnniK16PanelRun<Q6_KPanelBlock>, &VnniK16ActPreparedBytes, &VnniK16ActPrepare, 1};
 #endif

@@ -170,22 +170,15 @@ HWY_INLINE void K4PanelRowsT(const PanelBlock* panel, const VnniK4ActBlock* cons
   for (int k = 0; k < A; ++k) lanes[k] = _mm512_sub_ps(a[k], b[k]);
 }
 
-// The Q4_K tile on prepared activations (VnniK4ActPrepare): out[c * out_stride + r] for r <
-// n_rows (a multiple of 16, weight at a panel's first byte), c < n_act.
+// The Q4_K or Q5_K tile (PanelBlock: Q4_KPanelBlock or Q5_KPanelBlock) on prepared
+// activations (VnniK4ActPrepare): out[c * out_stride + r] for r < n_rows (a multiple of 16,
+// weight at a panel's first byte), c < n_act.
+template <class PanelBlock>
 inline void VnniK4PanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
                            size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
-  RunPanels<Q4_KPanelBlock, VnniK4ActBlock, kK4ActRowsPerPass>(
+  RunPanels<PanelBlock, VnniK4ActBlock, kK4ActRowsPerPass>(
       weight, row_stride, n_rows, prepared, n_act, n / kQK_K, out, out_stride,
-      [](auto act_rows, const Q4_KPanelBlock* panel, const VnniK4ActBlock* const* xs, int64_t nb, __m512* lanes)
-          HWY_ATTR { K4PanelRowsT<decltype(act_rows)::value>(panel, xs, nb, lanes); });
-}
-
-// The Q5_K tile, the same way (activations prepared by VnniK4ActPrepare).
-inline void VnniK5PanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
-                           size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
-  RunPanels<Q5_KPanelBlock, VnniK4ActBlock, kK4ActRowsPerPass>(
-      weight, row_stride, n_rows, prepared, n_act, n / kQK_K, out, out_stride,
-      [](auto act_rows, const Q5_KPanelBlock* panel, const VnniK4ActBlock* const* xs, int64_t nb, __m512* lanes)
+      [](auto act_rows, const PanelBlock* panel, const VnniK4ActBlock* const* xs, int64_t nb, __m512* lanes)
           HWY_ATTR { K4PanelRowsT<decltype(act_rows)::value>(panel, xs, nb, lanes); });
 }
 
