@@ -84,12 +84,13 @@ void multiply(const WeightMatrix& w, const float* x, int64_t n_tokens, int64_t x
   // are never split between threads.
   constexpr int64_t kRowBlock = 16;
   const int64_t unit = panels ? kRowPanelRows : 1;
+  const int64_t row_block = panels ? kRowPanelRowsPerCall : kRowBlock;
   pool.parallel_for(
       w.rows / unit,
       [&](int64_t unit_begin, int64_t unit_end, int) {
         const int64_t begin = unit_begin * unit, end = unit_end * unit;
-        for (int64_t r0 = begin; r0 < end; r0 += kRowBlock) {
-          const int64_t r1 = std::min(end, r0 + kRowBlock);
+        for (int64_t r0 = begin; r0 < end; r0 += row_block) {
+          const int64_t r1 = std::min(end, r0 + row_block);
           if (tile) {
             tile.run(w.row(r0), w.row_stride, r1 - r0, tile_act, act_row_bytes, n_tokens, w.cols, y + r0, y_stride);
             continue;

@@ -25,6 +25,9 @@
 namespace sf {
 
 inline constexpr int64_t kRowPanelRows = 16;
+// Weight rows per call of a panel kernel (ops/matmul.cc): the 32-element formats' batch
+// kernel shares each activation broadcast between three panels (quant/vnni_row_panels-inl.h).
+inline constexpr int64_t kRowPanelRowsPerCall = 3 * kRowPanelRows;
 
 // How a matrix's rows are stored: GGUF's row-major blocks, or row panels (above).
 enum class WeightLayout : uint8_t { kRows, kRowPanels };

@@ -30,6 +30,7 @@
 #include <immintrin.h>  // used only in the AVX3_DL pass below
 #endif
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -205,26 +206,30 @@ HWY_INLINE void AddFifthBits(const uint8_t* qh, __m512i* g) {
   }
 }
 
-// Block ib of one panel x A activation rows into each activation row's chain, chains[a]:
-// for Q4_0, Q4_1, Q5_0 and Q5_1 the nibbles, plus the fifth bits where the format has them,
-// started at 0 where it has an offset m.
+// The eight unsigned level groups of a panel block (group k: elements 4k..4k+3 of every
+// row): for Q4_0, Q4_1, Q5_0 and Q5_1 the nibbles, plus the fifth bits where the format has
+// them.
+template <class PanelBlock>
+HWY_INLINE void UnpackPanelBlock(const PanelBlock& wb, __m512i* g) {
+  NibbleGroups(wb.qs, g);
+  if constexpr (kPanelHasFifthBits<PanelBlock>) AddFifthBits(wb.qh, g);
+}
+
+// The same for a Q8_0 panel: the row's bytes w, made unsigned as w + 128 (w XOR 0x80); the
+// prepared bias -128 sum(x) is the start value.
+HWY_INLINE void UnpackPanelBlock(const Q8_0PanelBlock& wb, __m512i* g) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; ++k) g[k] = _mm512_xor_si512(_mm512_loadu_si512(wb.qs[k]), flip);
+}
+
+// Block ib of one panel x A activation rows into each activation row's chain, chains[a],
+// started at 0 where the format has an offset m.
 template <int A, class PanelBlock>
 HWY_INLINE void PanelRowsBlock(const PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
   __m512i g[8];
-  NibbleGroups(wb.qs, g);
-  if constexpr (kPanelHasFifthBits<PanelBlock>) AddFifthBits(wb.qh, g);
+  UnpackPanelBlock(wb, g);
   BlockIntoChains<A, kPanelHasMin<PanelBlock>>(g, wb.d, x, ib, chains);
-}
-
-// The same for a Q8_0 panel: the eight groups are the row's bytes w, made unsigned as
-// w + 128 (w XOR 0x80), with the prepared bias -128 sum(x) as start value.
-template <int A>
-HWY_INLINE void PanelRowsBlock(const Q8_0PanelBlock& wb, const VnniActBlock* const* x, int64_t ib, __m512* chains) {
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  __m512i g[8];
-#pragma GCC unroll 8
-  for (int k = 0; k < 8; ++k) g[k] = _mm512_xor_si512(_mm512_loadu_si512(wb.qs[k]), flip);  // elements 4k..4k+3
-  BlockIntoChains<A, false>(g, wb.d, x, ib, chains);
 }
 
 // Four chains of A vectors, from +0, stepped over the blocks in the per-element definition's
@@ -241,10 +246,27 @@ HWY_INLINE void SumChainsInBlockOrder(int64_t nb, const Step& step, __m512* sums
   for (int a = 0; a < A; ++a) sums[a] = _mm512_add_ps(_mm512_add_ps(c0[a], c2[a]), _mm512_add_ps(c1[a], c3[a]));
 }
 
+// Q4_1 and Q5_1: adds each activation row's mchains (m_w * s_x, in the chains' block order
+// and ChainSum's tree) to lanes[a], a pass of its own over the panel's m (still in cache):
+// with both sets live, 32 vectors of chains alone would fill the register file.
+template <int A, class PanelBlock>
+HWY_INLINE void AddPanelMins(const PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* lanes) {
+  __m512 mins[A];
+  SumChainsInBlockOrder<A>(
+      nb,
+      [&](int64_t ib, __m512* mchain) HWY_ATTR {
+        if (ib >= nb) return;
+        const __m512 mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel[ib].m)));
+#pragma GCC unroll 4
+        for (int a = 0; a < A; ++a) mchain[a] = _mm512_fmadd_ps(mw, _mm512_set1_ps(x[a][ib].sum_scale), mchain[a]);
+      },
+      mins);
+#pragma GCC unroll 4
+  for (int a = 0; a < A; ++a) lanes[a] = _mm512_add_ps(lanes[a], mins[a]);
+}
+
 // One panel x A activation rows: lanes[a] lane j = weight row j with activation row a; the
-// four chains of each activation row stay in registers. Q4_1 and Q5_1 then add their
-// mchains (m_w * s_x), a pass of its own over the panel's m (still in cache): with both sets
-// live, 32 vectors of chains alone would fill the register file.
+// four chains of each activation row stay in registers.
 template <int A, class PanelBlock>
 HWY_INLINE void PanelRowsT(const PanelBlock* panel, const VnniActBlock* const* x, int64_t nb, __m512* lanes) {
   SumChainsInBlockOrder<A>(
@@ -257,19 +279,87 @@ HWY_INLINE void PanelRowsT(const PanelBlock* panel, const VnniActBlock* const* x
         PanelRowsBlock<A>(panel[ib], x, ib, chain);
       },
       lanes);
-  if constexpr (kPanelHasMin<PanelBlock>) {
-    __m512 mins[A];
-    SumChainsInBlockOrder<A>(
-        nb,
-        [&](int64_t ib, __m512* mchain) HWY_ATTR {
-          if (ib >= nb) return;
-          const __m512 mw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel[ib].m)));
+  if constexpr (kPanelHasMin<PanelBlock>) AddPanelMins<A>(panel, x, nb, lanes);
+}
+
+// Several panels at once, for batches (kMultiPanelMinActRows activation rows or more, below).
+// vpdpbusd's signed operand is an activation word broadcast to every lane, and on this
+// CPU (AMD Zen 5) a broadcast, from memory or from a register, takes a slot of the two
+// pipes that run vpdpbusd: one broadcast per vpdpbusd halves the kernel's rate. So NP
+// panels' unpacked groups (8 NP registers) share each broadcast word, and the activation
+// rows run innermost with their chains in a buffer on the stack (L1): each block of each
+// panel is unpacked once for all of them. Same per-lane operations in the same order, so
+// the same floats.
+inline constexpr int kPanelsPerPass = 3;           // 24 of the 32 registers
+inline constexpr int64_t kMultiPanelActRows = 16;  // activation rows per pass (12 KB of chains)
+// Below this many activation rows PanelRowsT (one panel, chains in registers) is faster:
+// the batch kernel's three weight streams are read less efficiently from DRAM, which
+// matters while a pass is bound by the weights' bytes. The crossovers measured with
+// row_panels_bench (16 matrices 5632 x 2048, two threads, alternating with the build
+// without the batch kernel): 6 rows for Q4_0, 12 for Q8_0 (twice Q4_0's bytes a block), 4
+// for Q4_1, Q5_0 and Q5_1 (whose one-panel kernel spends more per block).
+template <class PanelBlock>
+inline constexpr int64_t kMultiPanelMinActRows = std::is_same_v<PanelBlock, Q8_0PanelBlock>
+                                                     ? 12
+                                                     : (std::is_same_v<PanelBlock, Q4_0PanelBlock> ? 6 : 4);
+
+// NP panels x n_act <= kMultiPanelActRows activation rows (x[a] the prepared blocks of row
+// a): lanes[q * kMultiPanelActRows + a] lane j = row j of panel q with activation row a.
+template <int NP, class PanelBlock>
+HWY_INLINE void MultiPanelRows(const PanelBlock* const* panels, const VnniActBlock* const* x, int64_t n_act, int64_t nb,
+                               __m512* lanes) {
+  constexpr bool kHasMin = kPanelHasMin<PanelBlock>;
+  constexpr int64_t kAhead = kPanelPrefetchBlocks / NP;  // about the bytes in flight of one stream
+  // chains[(q * kMultiPanelActRows + a) * 4 + i]: chain i of panel q, activation row a.
+  __m512 chains[NP * kMultiPanelActRows * 4];
+  for (int q = 0; q < NP; ++q) {
+    for (int64_t a = 0; a < n_act; ++a) {
+      for (int i = 0; i < 4; ++i) chains[(q * kMultiPanelActRows + a) * 4 + i] = _mm512_setzero_ps();
+    }
+  }
+  for (int64_t ib = 0; ib < nb; ++ib) {
+    const int64_t chain = (ib / 2) % 4;  // StepChainsInBlockOrder's assignment
+    __m512i g[NP][8];
+    __m512 dw[NP];
 #pragma GCC unroll 4
-          for (int a = 0; a < A; ++a) mchain[a] = _mm512_fmadd_ps(mw, _mm512_set1_ps(x[a][ib].sum_scale), mchain[a]);
-        },
-        mins);
+    for (int q = 0; q < NP; ++q) {
+      // The same prefetch distance as PanelRowsT's, in each panel's own stream; past a
+      // panel's end it fetches the same panel of the next group (NP panels on), which is
+      // what this thread reads next, not the next panel, which this pass is reading.
+      PrefetchBlockAhead<kAhead>(panels[q] + ib + (ib + kAhead >= nb ? (NP - 1) * nb : 0));
+      UnpackPanelBlock(panels[q][ib], g[q]);
+      dw[q] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panels[q][ib].d)));
+    }
+    for (int64_t a = 0; a < n_act; ++a) {
+      const VnniActBlock& xb = x[a][ib];
+      const __m512i start = kHasMin ? _mm512_setzero_si512() : _mm512_set1_epi32(xb.bias);
+      __m512i s[NP];
 #pragma GCC unroll 4
-    for (int a = 0; a < A; ++a) lanes[a] = _mm512_add_ps(lanes[a], mins[a]);
+      for (int q = 0; q < NP; ++q) s[q] = start;
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        const __m512i word = BroadcastActWord(xb.qs + 4 * k);
+#pragma GCC unroll 4
+        for (int q = 0; q < NP; ++q) s[q] = _mm512_dpbusd_epi32(s[q], g[q][k], word);
+      }
+      const __m512 dx = _mm512_set1_ps(xb.scale);
+#pragma GCC unroll 4
+      for (int q = 0; q < NP; ++q) {
+        __m512& c = chains[(q * kMultiPanelActRows + a) * 4 + chain];
+        c = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[q]), _mm512_mul_ps(dw[q], dx), c);
+      }
+    }
+  }
+  for (int q = 0; q < NP; ++q) {
+    for (int64_t a = 0; a < n_act; ++a) {
+      const __m512* c = chains + (q * kMultiPanelActRows + a) * 4;
+      lanes[q * kMultiPanelActRows + a] = _mm512_add_ps(_mm512_add_ps(c[0], c[2]), _mm512_add_ps(c[1], c[3]));
+    }
+    if constexpr (kHasMin) {
+      ForActRowGroups<kActRowsPerPass>(n_act, [&](auto act_rows, int64_t c) HWY_ATTR {
+        AddPanelMins<decltype(act_rows)::value>(panels[q], x + c, nb, lanes + q * kMultiPanelActRows + c);
+      });
+    }
   }
 }
 
@@ -297,11 +387,50 @@ HWY_INLINE void RunPanels(const void* weight, size_t row_stride, int64_t n_rows,
   }
 }
 
+// A 32-element format's tile for batches (kMultiPanelMinActRows rows or more): panels in
+// groups of kPanelsPerPass (the last group smaller), activation rows in groups of
+// kMultiPanelActRows.
+template <class PanelBlock>
+inline void RunPanelGroups(const void* weight, size_t row_stride, int64_t n_rows, const VnniActBlock* x, int64_t n_act,
+                           int64_t nb, float* out, int64_t out_stride) {
+  const auto* w = static_cast<const uint8_t*>(weight);
+  const int64_t n_panels = n_rows / kPanelRows;
+  for (int64_t p = 0; p < n_panels; p += kPanelsPerPass) {
+    const PanelBlock* panels[kPanelsPerPass];
+    const int np = static_cast<int>(std::min<int64_t>(kPanelsPerPass, n_panels - p));
+    for (int q = 0; q < np; ++q) panels[q] = reinterpret_cast<const PanelBlock*>(w + (p + q) * kPanelRows * row_stride);
+    for (int64_t c = 0; c < n_act; c += kMultiPanelActRows) {
+      const int64_t rows = std::min(kMultiPanelActRows, n_act - c);
+      const VnniActBlock* xs[kMultiPanelActRows];
+      for (int64_t a = 0; a < rows; ++a) xs[a] = x + (c + a) * nb;
+      __m512 lanes[kPanelsPerPass * kMultiPanelActRows];
+      static_assert(kPanelsPerPass == 3, "the dispatch below");
+      if (np == 3) {
+        MultiPanelRows<3>(panels, xs, rows, nb, lanes);
+      } else if (np == 2) {
+        MultiPanelRows<2>(panels, xs, rows, nb, lanes);
+      } else {
+        MultiPanelRows<1>(panels, xs, rows, nb, lanes);
+      }
+      for (int q = 0; q < np; ++q) {
+        for (int64_t a = 0; a < rows; ++a) {
+          _mm512_storeu_ps(out + (c + a) * out_stride + (p + q) * kPanelRows, lanes[q * kMultiPanelActRows + a]);
+        }
+      }
+    }
+  }
+}
+
 // A 32-element format's tile on prepared activations (VnniActPrepare and its siblings, by
 // the format's bias): out[c * out_stride + r].
 template <class PanelBlock>
 inline void VnniPanelRun(const void* weight, size_t row_stride, int64_t n_rows, const void* prepared,
                          size_t /*act_stride*/, int64_t n_act, int64_t n, float* out, int64_t out_stride) {
+  if (n_act >= kMultiPanelMinActRows<PanelBlock>) {
+    RunPanelGroups<PanelBlock>(weight, row_stride, n_rows, static_cast<const VnniActBlock*>(prepared), n_act, n / kQK,
+                               out, out_stride);
+    return;
+  }
   RunPanels<PanelBlock, VnniActBlock, kActRowsPerPass>(
       weight, row_stride, n_rows, prepared, n_act, n / kQK, out, out_stride,
       [](auto act_rows, const PanelBlock* panel, const VnniActBlock* const* xs, int64_t nb, __m512* lanes)

@@ -108,11 +108,16 @@ TEST(PanelTile, ExistsExactlyOnAvx3Dl) {
   }
 }
 
-// Two panels x 1..13 activation rows (every remainder of the kernels' passes over
-// activation rows), block counts that are not multiples of the kernels' unrolling, each
-// output against the target's dot on the GGUF rows, bit for bit, and close to the scalar
-// reference.
+// 1..5 panels (the batch kernel's groups of three and both remainders) x 1..13, 16, 17 and
+// 35 activation rows (every remainder of the kernels' passes over activation rows, and more
+// than one of the batch kernel's groups of 16), block counts that are not multiples of the
+// kernels' unrolling, each output against the target's dot on the GGUF rows, bit for bit,
+// and close to the scalar reference.
 TEST(PanelTile, BitIdenticalToDotOnTheRowsAndCloseToReference) {
+  std::vector<int64_t> act_counts;
+  for (int64_t a = 1; a <= 13; ++a) act_counts.push_back(a);
+  for (int64_t a : {16, 17, 35}) act_counts.push_back(a);
+  const int64_t max_act = act_counts.back();
   for (int64_t target : dot_kernel_targets()) {
     for (const PanelFormat& f : panel_formats()) {
       const DotTile tile = find_panel_tile_for_target(f.type, f.act_type, target);
@@ -122,35 +127,39 @@ TEST(PanelTile, BitIdenticalToDotOnTheRowsAndCloseToReference) {
       ASSERT_NE(kernel, nullptr);
       ASSERT_NE(ref, nullptr);
       for (int64_t n : f.sizes) {
-        const int64_t rows = 32, max_act = 13;
         const size_t w_stride = row_bytes(f.type, n), x_stride = row_bytes(f.act_type, n);
-        const std::vector<uint8_t> w = weight_rows(f.type, rows, n);
-        std::vector<uint8_t> panels = w;
-        pack_row_panels(f.type, panels.data(), rows, n);
         std::vector<uint8_t> x(x_stride * max_act);
         for (int64_t c = 0; c < max_act; ++c) {
           const auto v = test::random_row(n, static_cast<uint32_t>(n * 1000 + c + 7), 2.0f);
           kernel->quantize_activation(v.data(), x.data() + c * x_stride, n);
         }
-        for (int64_t n_act = 1; n_act <= max_act; ++n_act) {
-          const int64_t out_stride = rows + 5;  // wider than the rows written
-          std::vector<float> out(out_stride * n_act, -1.0f);
-          std::vector<uint8_t> prepared(tile.prepared_bytes(n_act, n));
-          tile.prepare(x.data(), x_stride, n_act, n, prepared.data());
-          tile.run(panels.data(), w_stride, rows, prepared.data(), x_stride, n_act, n, out.data(), out_stride);
-          std::vector<float> want_ref, got;
-          for (int64_t c = 0; c < n_act; ++c) {
-            for (int64_t r = 0; r < rows; ++r) {
-              const float d = kernel->dot(w.data() + r * w_stride, x.data() + c * x_stride, n);
-              ASSERT_EQ(test::float_bits(out[c * out_stride + r]), test::float_bits(d))
-                  << dot_kernel_target_name(target) << " " << type_name(f.type) << " n=" << n << " act=" << n_act
-                  << " (" << r << "," << c << ")";
-              want_ref.push_back(ref->dot(w.data() + r * w_stride, x.data() + c * x_stride, n));
-              got.push_back(out[c * out_stride + r]);
+        for (int64_t n_panels = 1; n_panels <= 5; ++n_panels) {
+          const int64_t rows = n_panels * kRowPanelRows;
+          const std::vector<uint8_t> w = weight_rows(f.type, rows, n);
+          std::vector<uint8_t> panels = w;
+          pack_row_panels(f.type, panels.data(), rows, n);
+          // Two panel counts see every activation-row count, the others a few.
+          for (int64_t n_act : act_counts) {
+            if (n_panels != 2 && n_panels != 5 && n_act != 5 && n_act != max_act) continue;
+            const int64_t out_stride = rows + 5;  // wider than the rows written
+            std::vector<float> out(out_stride * n_act, -1.0f);
+            std::vector<uint8_t> prepared(tile.prepared_bytes(n_act, n));
+            tile.prepare(x.data(), x_stride, n_act, n, prepared.data());
+            tile.run(panels.data(), w_stride, rows, prepared.data(), x_stride, n_act, n, out.data(), out_stride);
+            std::vector<float> want_ref, got;
+            for (int64_t c = 0; c < n_act; ++c) {
+              for (int64_t r = 0; r < rows; ++r) {
+                const float d = kernel->dot(w.data() + r * w_stride, x.data() + c * x_stride, n);
+                ASSERT_EQ(test::float_bits(out[c * out_stride + r]), test::float_bits(d))
+                    << dot_kernel_target_name(target) << " " << type_name(f.type) << " n=" << n
+                    << " panels=" << n_panels << " act=" << n_act << " (" << r << "," << c << ")";
+                want_ref.push_back(ref->dot(w.data() + r * w_stride, x.data() + c * x_stride, n));
+                got.push_back(out[c * out_stride + r]);
+              }
+              for (int64_t r = rows; r < out_stride; ++r) ASSERT_EQ(out[c * out_stride + r], -1.0f);
             }
-            for (int64_t r = rows; r < out_stride; ++r) ASSERT_EQ(out[c * out_stride + r], -1.0f);
+            EXPECT_LT(test::relative_rmse(want_ref, got), 1e-5) << type_name(f.type) << " n=" << n;
           }
-          EXPECT_LT(test::relative_rmse(want_ref, got), 1e-5) << type_name(f.type) << " n=" << n;
         }
       }
     }
