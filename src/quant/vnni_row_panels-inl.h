@@ -283,13 +283,15 @@ HWY_INLINE void PanelRowsT(const PanelBlock* panel, const VnniActBlock* const* x
 }
 
 // Several panels at once, for batches (kMultiPanelMinActRows activation rows or more, below).
-// vpdpbusd's signed operand is an activation word broadcast to every lane, and on this
-// CPU (AMD Zen 5) a broadcast, from memory or from a register, takes a slot of the two
-// pipes that run vpdpbusd: one broadcast per vpdpbusd halves the kernel's rate. So NP
-// panels' unpacked groups (8 NP registers) share each broadcast word, and the activation
-// rows run innermost with their chains in a buffer on the stack (L1): each block of each
-// panel is unpacked once for all of them. Same per-lane operations in the same order, so
-// the same floats.
+// vpdpbusd's signed operand is an activation word broadcast to every lane, and a broadcast
+// from memory is a load: on this CPU (AMD Zen 5; scripts' port_throughput measurements in
+// docs/kernels.md) two loads and two vpdpbusd (or float multiplies, fmas) issue per cycle,
+// so PanelRowsT, with about 12 loads per 8 vpdpbusd, is bound by its loads. Here NP panels'
+// unpacked groups (8 NP registers) share each broadcast word, which leaves the kernel bound
+// by the vpdpbusd pipes (8 vpdpbusd, a multiply and an fma per block, panel and activation
+// row); the activation rows run innermost with their chains in a buffer on the stack (L1),
+// so each block of each panel is unpacked once for all of them. Same per-lane operations in
+// the same order, so the same floats.
 inline constexpr int kPanelsPerPass = 3;           // 24 of the 32 registers
 inline constexpr int64_t kMultiPanelActRows = 16;  // activation rows per pass (12 KB of chains)
 // Below this many activation rows PanelRowsT (one panel, chains in registers) is faster:
