@@ -52,10 +52,12 @@ double estimate_clock_hz() {
 #define SF_CVT(R) "vcvtdq2ps %%zmm30, %%zmm" #R "\n\t"
 #define SF_AND(R) "vpandd %%zmm30, %%zmm31, %%zmm" #R "\n\t"
 #define SF_SHIFT(R) "vpsrlw $4, %%zmm30, %%zmm" #R "\n\t"
-#define SF_DPBUSD16                                                                                                    \
-  SF_DPBUSD(0)                                                                                                         \
-  SF_DPBUSD(1) SF_DPBUSD(2) SF_DPBUSD(3) SF_DPBUSD(4) SF_DPBUSD(5) SF_DPBUSD(6) SF_DPBUSD(7) SF_DPBUSD(8) SF_DPBUSD(9) \
-      SF_DPBUSD(10) SF_DPBUSD(11) SF_DPBUSD(12) SF_DPBUSD(13) SF_DPBUSD(14) SF_DPBUSD(15)
+// clang-format does not settle on one layout for this macro.
+// clang-format off
+#define SF_DPBUSD16 \
+  SF_DPBUSD(0) SF_DPBUSD(1) SF_DPBUSD(2) SF_DPBUSD(3) SF_DPBUSD(4) SF_DPBUSD(5) SF_DPBUSD(6) SF_DPBUSD(7) \
+  SF_DPBUSD(8) SF_DPBUSD(9) SF_DPBUSD(10) SF_DPBUSD(11) SF_DPBUSD(12) SF_DPBUSD(13) SF_DPBUSD(14) SF_DPBUSD(15)
+// clang-format on
 #define SF_EIGHT(OP) OP(16) OP(17) OP(18) OP(19) OP(20) OP(21) OP(22) OP(23)
 #define SF_FOUR(OP) OP(16) OP(17) OP(18) OP(19)
 
