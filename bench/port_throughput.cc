@@ -52,6 +52,9 @@ double estimate_clock_hz() {
 #define SF_CVT(R) "vcvtdq2ps %%zmm30, %%zmm" #R "\n\t"
 #define SF_AND(R) "vpandd %%zmm30, %%zmm31, %%zmm" #R "\n\t"
 #define SF_SHIFT(R) "vpsrlw $4, %%zmm30, %%zmm" #R "\n\t"
+#define SF_SHUFD(R) "vpshufd $0x55, %%zmm30, %%zmm" #R "\n\t"
+#define SF_PERMD(R) "vpermd %%zmm30, %%zmm31, %%zmm" #R "\n\t"
+#define SF_BCAST128(R) "vbroadcasti32x4 16(%1), %%zmm" #R "\n\t"
 // clang-format does not settle on one layout for this macro.
 // clang-format off
 #define SF_DPBUSD16 \
@@ -98,6 +101,9 @@ __attribute__((target("avx512f,avx512vnni"))) void measure(Row* rows) {
   rows[9].seconds = SF_TIME_LOOP(SF_DPBUSD16 SF_FOUR(SF_MUL));
   rows[10].seconds = SF_TIME_LOOP(SF_DPBUSD16 SF_FOUR(SF_CVT));
   rows[11].seconds = SF_TIME_LOOP(SF_DPBUSD16 SF_EIGHT(SF_AND) SF_EIGHT(SF_SHIFT));
+  rows[12].seconds = SF_TIME_LOOP(SF_DPBUSD16 SF_EIGHT(SF_SHUFD) SF_EIGHT(SF_SHUFD));
+  rows[13].seconds = SF_TIME_LOOP(SF_DPBUSD16 SF_EIGHT(SF_PERMD) SF_EIGHT(SF_PERMD));
+  rows[14].seconds = SF_TIME_LOOP(SF_DPBUSD16 SF_FOUR(SF_BCAST128) SF_EIGHT(SF_SHUFD) SF_EIGHT(SF_SHUFD));
 }
 
 }  // namespace
@@ -121,6 +127,9 @@ int main(int argc, char** argv) {
       {"16 vpdpbusd + 4 vmulps", 16, 4, 0},
       {"16 vpdpbusd + 4 vcvtdq2ps", 16, 4, 0},
       {"16 vpdpbusd + 8 vpandd + 8 vpsrlw", 16, 16, 0},
+      {"16 vpdpbusd + 16 vpshufd", 16, 16, 0},
+      {"16 vpdpbusd + 16 vpermd", 16, 16, 0},
+      {"16 vpdpbusd + 4 vbroadcasti32x4 m128 + 16 vpshufd", 16, 20, 0},
   };
   const double hz = estimate_clock_hz();
   measure(rows);
