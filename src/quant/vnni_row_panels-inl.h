@@ -284,7 +284,7 @@ HWY_INLINE void PanelRowsT(const PanelBlock* panel, const VnniActBlock* const* x
 
 // Several panels at once, for batches (kMultiPanelMinActRows activation rows or more, below).
 // vpdpbusd's signed operand is an activation word broadcast to every lane, and a broadcast
-// from memory is a load: on this CPU (AMD Zen 5; scripts' port_throughput measurements in
+// from memory is a load: on this CPU (AMD Zen 5; bench/port_throughput, numbers in
 // docs/kernels.md) two loads and two vpdpbusd (or float multiplies, fmas) issue per cycle,
 // so PanelRowsT, with about 12 loads per 8 vpdpbusd, is bound by its loads. Here NP panels'
 // unpacked groups (8 NP registers) share each broadcast word, which leaves the kernel bound
@@ -311,7 +311,7 @@ template <int NP, class PanelBlock>
 HWY_INLINE void MultiPanelRows(const PanelBlock* const* panels, const VnniActBlock* const* x, int64_t n_act, int64_t nb,
                                __m512* lanes) {
   constexpr bool kHasMin = kPanelHasMin<PanelBlock>;
-  constexpr int64_t kAhead = kPanelPrefetchBlocks / NP;  // about the bytes in flight of one stream
+  constexpr int64_t kAhead = kPanelPrefetchBlocks / NP;
   // chains[(q * kMultiPanelActRows + a) * 4 + i]: chain i of panel q, activation row a.
   __m512 chains[NP * kMultiPanelActRows * 4];
   for (int q = 0; q < NP; ++q) {
@@ -325,9 +325,10 @@ HWY_INLINE void MultiPanelRows(const PanelBlock* const* panels, const VnniActBlo
     __m512 dw[NP];
 #pragma GCC unroll 4
     for (int q = 0; q < NP; ++q) {
-      // The same prefetch distance as PanelRowsT's, in each panel's own stream; past a
-      // panel's end it fetches the same panel of the next group (NP panels on), which is
-      // what this thread reads next, not the next panel, which this pass is reading.
+      // A third of PanelRowsT's distance in each of the three streams (about the same bytes
+      // in flight; PanelRowsT's full distance in each was slower). Past a panel's end it
+      // fetches the same panel of the next group (NP panels on), which is what this thread
+      // reads next, not the next panel, which this pass is reading.
       PrefetchBlockAhead<kAhead>(panels[q] + ib + (ib + kAhead >= nb ? (NP - 1) * nb : 0));
       UnpackPanelBlock(panels[q][ib], g[q]);
       dw[q] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panels[q][ib].d)));
