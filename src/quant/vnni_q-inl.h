@@ -198,6 +198,11 @@ HWY_INLINE float ChainSum(__m128 chains) {
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
 }
 
+// ChainSum's tree lane by lane, for the panel kernels that keep each chain in a vector.
+HWY_INLINE __m512 LaneChainSum(__m512 c0, __m512 c1, __m512 c2, __m512 c3) {
+  return _mm512_add_ps(_mm512_add_ps(c0, c2), _mm512_add_ps(c1, c3));
+}
+
 // The block of each lane of ReducePairs' result, and the lanes that hold one of `count`.
 HWY_INLINE __m512i BlockOfLane() { return _mm512_set_epi32(15, 13, 11, 9, 14, 12, 10, 8, 7, 5, 3, 1, 6, 4, 2, 0); }
 
@@ -425,7 +430,7 @@ HWY_INLINE void PanelMinsT(const uint8_t* w, size_t stride, const VnniPanelBlock
       },
       m0, m1, m2, m3);
 #pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) out_lanes[r] = _mm512_add_ps(_mm512_add_ps(m0[r], m2[r]), _mm512_add_ps(m1[r], m3[r]));
+  for (int r = 0; r < R; ++r) out_lanes[r] = LaneChainSum(m0[r], m1[r], m2[r], m3[r]);
 }
 
 // R weight rows x one panel: out_lanes[r] lane c = weight row r with activation row c. The
@@ -444,9 +449,8 @@ HWY_INLINE void VnniPanelT(const uint8_t* w, size_t stride, const VnniPanelBlock
         if (ib < nb) PanelBlock<F, R>(w, stride, panel[ib], ib, f16, chain);
       },
       c0, c1, c2, c3);
-  // ChainSum's tree, lane by lane.
 #pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) out_lanes[r] = _mm512_add_ps(_mm512_add_ps(c0[r], c2[r]), _mm512_add_ps(c1[r], c3[r]));
+  for (int r = 0; r < R; ++r) out_lanes[r] = LaneChainSum(c0[r], c1[r], c2[r], c3[r]);
   if constexpr (F::kHasMin) {
     __m512 mins[R];
     PanelMinsT<F, R>(w, stride, panel, nb, f16, mins);

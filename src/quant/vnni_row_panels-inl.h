@@ -243,7 +243,7 @@ HWY_INLINE void SumChainsInBlockOrder(int64_t nb, const Step& step, __m512* sums
   for (int a = 0; a < A; ++a) c0[a] = c1[a] = c2[a] = c3[a] = _mm512_setzero_ps();
   StepChainsInBlockOrder(nb, step, c0, c1, c2, c3);
 #pragma GCC unroll 4
-  for (int a = 0; a < A; ++a) sums[a] = _mm512_add_ps(_mm512_add_ps(c0[a], c2[a]), _mm512_add_ps(c1[a], c3[a]));
+  for (int a = 0; a < A; ++a) sums[a] = LaneChainSum(c0[a], c1[a], c2[a], c3[a]);
 }
 
 // Q4_1 and Q5_1: adds each activation row's mchains (m_w * s_x, in the chains' block order
@@ -356,7 +356,7 @@ HWY_INLINE void MultiPanelRows(const PanelBlock* const* panels, const VnniActBlo
   for (int q = 0; q < NP; ++q) {
     for (int64_t a = 0; a < n_act; ++a) {
       const __m512* c = chains + (q * kMultiPanelActRows + a) * 4;
-      lanes[q * kMultiPanelActRows + a] = _mm512_add_ps(_mm512_add_ps(c[0], c[2]), _mm512_add_ps(c[1], c[3]));
+      lanes[q * kMultiPanelActRows + a] = LaneChainSum(c[0], c[1], c[2], c[3]);
     }
     if constexpr (kHasMin) {
       ForActRowGroups<kActRowsPerPass>(n_act, [&](auto act_rows, int64_t c) HWY_ATTR {
