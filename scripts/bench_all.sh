@@ -58,6 +58,14 @@ for s in $settings; do
         $sf synth --arch llama --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf "${shape[@]}" --type Q4_0 \
           --seed 1 -o "$model"
       fi
+      # Streamed layers run the batch kernels only when the file stores them as row panels
+      # (README, "When to pack"): where this CPU has those kernels (AVX512-VNNI) the targets are
+      # packed so, as a user streaming there would: specflash's note at load says when.
+      load_notes=$($sf run -m "$model" --mem-budget 0% -n 1 -p x --spec none 2>&1 >/dev/null || true)
+      if [[ $load_notes == *--row-panels* ]]; then
+        [[ -f bench-out/$s-q4_0-panels.gguf ]] || $sf pack -q --row-panels "$model" "bench-out/$s-q4_0-panels.gguf"
+        model=bench-out/$s-q4_0-panels.gguf
+      fi
       [[ -f bench-out/draft-small-q4_0.gguf ]] || $sf synth --arch llama \
         --vocab-from ../shared/vocab/ggml-vocab-llama-spm.gguf --embd 512 --layers 4 --heads 8 --kv-heads 4 \
         --ffn 1408 --type Q4_0 --seed 2 -o bench-out/draft-small-q4_0.gguf

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "engine/pack_hint.h"
 #include "tokenizer/chat_template.h"
 
 namespace sf::bench {
@@ -100,7 +101,9 @@ Status prepare_prompts(const BenchConfig& config, const std::vector<Prompt>& pro
 Result<BenchResult> run_bench(const BenchConfig& config, const std::vector<BenchRunSpec>& runs,
                               const std::vector<Prompt>& prompts, const BenchCallbacks& callbacks) {
   BenchResult result;
-  std::optional<size_t> ar;  // index of the run equal_to_ar compares with, once it has run
+  std::optional<size_t> ar;
+  bool pack_hint_given = false;  // once per bench, at its first streamed session  // index of the run equal_to_ar
+                                 // compares with, once it has run
   const int repetitions = std::max(1, config.repetitions);
   const size_t n_total = runs.size() * static_cast<size_t>(repetitions);
   for (size_t i_total = 0; i_total < n_total; ++i_total) {
@@ -120,6 +123,14 @@ Result<BenchResult> run_bench(const BenchConfig& config, const std::vector<Bench
       SF_RETURN_IF_ERROR(prepare_prompts(config, prompts, session, &result));
       if (callbacks.note)
         for (size_t i = first_note; i < result.notes.size(); ++i) callbacks.note(result.notes[i]);
+    }
+    if (!pack_hint_given) {
+      const std::string hint = row_panel_pack_hint(session, spec.options.model_path);
+      if (!hint.empty()) {
+        pack_hint_given = true;
+        result.notes.push_back(hint);
+        if (callbacks.note) callbacks.note(hint);
+      }
     }
     RunResult run{spec.method, spec.budget, describe_session(session, rss_reset), {}, repetition};
     std::vector<int32_t> tokens;

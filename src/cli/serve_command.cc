@@ -11,6 +11,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/session_flags.h"
+#include "engine/pack_hint.h"
 #include "engine/session.h"
 #include "server/completion_service.h"
 #include "server/http_server.h"
@@ -67,6 +68,8 @@ int serve_command(int argc, char** argv) {
   auto session = Session::create(*options);
   if (!session.ok()) return fail(session.status());
   Session& s = **session;
+  const std::string pack_hint = row_panel_pack_hint(s, options->model_path);
+  if (!pack_hint.empty()) std::fprintf(stderr, "note: %s\n", pack_hint.c_str());
 
   server::ServiceConfig config;
   config.model_id = model_id;

@@ -8,6 +8,7 @@
 
 #include "base/timer.h"
 #include "cli/session_flags.h"
+#include "engine/pack_hint.h"
 #include "weights/memory_budget.h"
 
 namespace sf::cli {
@@ -69,6 +70,8 @@ Result<std::unique_ptr<Session>> create_session_with_progress(SessionOptions opt
                    format_bytes(static_cast<uint64_t>(options.io_bandwidth)).c_str(),
                    format_bytes(s.plan().streamed_bytes_per_pass).c_str(), pass_seconds);
   }
+  const std::string hint = row_panel_pack_hint(s, options.model_path);
+  if (!hint.empty()) std::fprintf(stderr, "note: %s\n", hint.c_str());
   return session;
 }
 

@@ -238,6 +238,20 @@ Status ModelWeights::load_units(const std::vector<bool>& resident) {
   return st;
 }
 
+int ModelWeights::streamed_rows_with_panel_kernel() const {
+  int count = 0;
+  for (int u = 0; u < n_units(); ++u) {
+    if (unit_resident_[u]) continue;
+    for (size_t i = 0; i < unit_matrices_[u].size(); ++i) {
+      const WeightMatrix& m = *unit_matrices_[u][i];
+      if (unit_stored_layouts_[u][i] == WeightLayout::kRows &&
+          preferred_layout(m.type, m.rows) == WeightLayout::kRowPanels)
+        ++count;
+    }
+  }
+  return count;
+}
+
 bool ModelWeights::fully_resident() const {
   for (bool r : unit_resident_)
     if (!r) return false;

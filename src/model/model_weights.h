@@ -60,6 +60,10 @@ class ModelWeights {
   // stored as panels whose view has rows must be converted after each read of it.
   const std::vector<WeightLayout>& unit_stored_layouts(int unit) const { return unit_stored_layouts_[unit]; }
   uint64_t unit_bytes(int unit) const;
+  // Matrices of units not resident (streamed) that the file stores as GGUF rows although
+  // this CPU decodes them faster as row panels: `specflash pack --row-panels` would store
+  // them so (resident ones are converted at load; a streamed one would be per read).
+  int streamed_rows_with_panel_kernel() const;
   // Bytes always resident whatever the plan: token embeddings and the f32 vectors.
   uint64_t base_resident_bytes() const;
 

@@ -12,6 +12,7 @@
 #include "base/aligned_buffer.h"
 #include "convert/model_packer.h"
 #include "convert/model_quantizer.h"
+#include "engine/pack_hint.h"
 #include "engine/session.h"
 #include "gguf/per_test_scratch.h"
 #include "spec/spec_config.h"
@@ -123,6 +124,54 @@ TEST(StreamingLayouts, ResidentQ4_0LayersTakeRowPanelsStreamedOnesKeepRows) {
   }
   EXPECT_GT(resident, 0);
   EXPECT_GT(streamed, 0);
+}
+
+// The note a user streaming a GGUF of rows gets (engine/pack_hint.h): it counts the streamed
+// matrices the panel kernels would run, names the file, and is silent where packing would
+// change nothing: a resident session, a file already packed with panels, a CPU without the
+// kernels.
+TEST(StreamingLayouts, PackHintNamesTheStreamedRowMatricesOnlyWherePanelsWouldRunThem) {
+  const std::string rows = test::shared_path("reference/models/synth-qwen2-gpt2-Q4_0.gguf");
+  SessionOptions o;
+  o.model_path = rows;
+  o.n_ctx = 64;
+  auto resident = Session::create(o);
+  ASSERT_TRUE(resident.ok()) << resident.status().message();
+  EXPECT_EQ(row_panel_pack_hint(**resident, rows), "");
+
+  o.mem_budget = *MemoryBudget::parse("50%");
+  auto streamed = Session::create(o);
+  ASSERT_TRUE(streamed.ok()) << streamed.status().message();
+  const ModelWeights& w = (*streamed)->model().weights();
+  if (preferred_layout(GgmlType::Q4_0, w.layers[0].wq.rows) != WeightLayout::kRowPanels)
+    GTEST_SKIP() << "no row-panel kernel on this CPU";
+  int streamed_layers = 0;
+  for (int l = 0; l < static_cast<int>(w.layers.size()); ++l) streamed_layers += w.unit_resident(l) ? 0 : 1;
+  ASSERT_GT(streamed_layers, 0);
+  ASSERT_LT(streamed_layers, static_cast<int>(w.layers.size()));
+  // Seven block-quantised matrices a layer (q, k, v, o, gate, up, down) in this file.
+  EXPECT_EQ(w.streamed_rows_with_panel_kernel(), 7 * streamed_layers);
+  const std::string hint = row_panel_pack_hint(**streamed, rows);
+  EXPECT_NE(hint.find(std::to_string(7 * streamed_layers) + " streamed matrices"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("specflash pack --row-panels " + rows), std::string::npos) << hint;
+
+  const std::string panels = test::per_test_scratch_dir() + "/panels.gguf";
+  ASSERT_TRUE(pack_model(rows, panels, PackOptions{.show_progress = false, .row_panels = true}).ok());
+  o.model_path = panels;
+  auto packed = Session::create(o);
+  ASSERT_TRUE(packed.ok()) << packed.status().message();
+  ASSERT_TRUE((*packed)->plan().streams());
+  EXPECT_EQ(row_panel_pack_hint(**packed, panels), "");
+
+  // As on a CPU without the kernels (the switch is read when the hint is made, as at load).
+  set_row_panel_kernels_enabled(false);
+  o.model_path = rows;
+  auto without_kernels = Session::create(o);
+  const std::string hint_without_kernels =
+      without_kernels.ok() ? row_panel_pack_hint(**without_kernels, rows) : "session failed";
+  set_row_panel_kernels_enabled(true);
+  ASSERT_TRUE(without_kernels.ok()) << without_kernels.status().message();
+  EXPECT_EQ(hint_without_kernels, "");
 }
 
 // Files written by `pack --row-panels` (model/stored_layout.h). With the panel kernels (this
