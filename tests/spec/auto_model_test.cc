@@ -81,6 +81,8 @@ struct AutoCase {
 
 class AutoGreedy : public ::testing::TestWithParam<AutoCase> {};
 
+void start_on_arm(Session& session, const std::string& name);  // below
+
 TEST_P(AutoGreedy, EqualsPlainDecodingAndTriesEveryPolicy) {
   SF_SKIP_WITHOUT_SHARED();
   const AutoCase& c = GetParam();
@@ -117,7 +119,28 @@ TEST_P(AutoGreedy, EqualsPlainDecodingAndTriesEveryPolicy) {
   EXPECT_TRUE(policy_cycles.count("plain")) << "plain decoding is always tried";
   EXPECT_GE(policy_cycles.size(), 2u) << "a drafting policy is tried";
   EXPECT_GT(proposed, 0u) << "drafts are proposed";
-  EXPECT_GT(accepted, 0u) << "and accepted";
+  if (c.drafting_pays || !c.with_draft) {
+    EXPECT_GT(accepted, 0u) << "and accepted";
+  } else {
+    // Where plain decoding wins, the draft model's arms run little more than their trials:
+    // resident, 0-3 accepted tokens in a whole run, none in one suite run in a few dozen
+    // (2026-11-28 with 48 tokens a prompt, 2026-12-05 with 160). So that acceptance is
+    // asserted on something that cannot be luck, auto also runs started on its chain:8 arm
+    // (a profile in which that arm is far ahead): it drafts every cycle, its drafts must be
+    // accepted, and the output must still be plain decoding's.
+    auto drafting = make_session(SpecConfig::Method::kAuto, true, c.budget, c.io_bandwidth);
+    ASSERT_TRUE(drafting);
+    start_on_arm(*drafting, "chain:8");
+    uint64_t drafting_accepted = 0;
+    for (const auto& text : kPrompts) {
+      const auto prompt = *plain->tokenize(text);
+      GenerationStats st;
+      const auto want = generate(*plain, prompt, 24, greedy, nullptr);
+      ASSERT_EQ(want, generate(*drafting, prompt, 24, greedy, &st)) << "started on chain:8, prompt: " << text;
+      drafting_accepted += st.spec.accepted_draft_tokens;
+    }
+    EXPECT_GT(drafting_accepted, 0u) << "auto's chain:8 arm: drafts accepted";
+  }
   if (c.drafting_pays) {
     EXPECT_LT(policy_cycles["plain"], static_cast<int>(cycles / 4)) << "drafting pays here: auto mostly drafts";
     // A chain shorter than one that ran is measured from that chain's cycles (inferred
@@ -139,7 +162,9 @@ TEST_P(AutoGreedy, EqualsPlainDecodingAndTriesEveryPolicy) {
 // a pass is so cheap that the drafting arms fall far behind plain decoding after their first
 // trial and get 1% of the time: with 48 tokens a prompt that was 2-6 drafting cycles in 288,
 // 0-3 tokens accepted (none in one run of the whole suite, 2026-11-28); 160 give them ~3x
-// the time.
+// the time, and still none were accepted in one CI run (2026-12-05), so where drafting does
+// not pay, acceptance is asserted on a second run started on the chain:8 arm (the test's
+// else branch).
 INSTANTIATE_TEST_SUITE_P(Budgets, AutoGreedy,
                          ::testing::Values(AutoCase{"draft_resident", true, "100%", 0, false, 160},
                                            AutoCase{"draft_streamed0_emulated_25M", true, "0%", 25e6, true, 96},
