@@ -36,7 +36,7 @@ void LatencyProfile::clear() {
 
 void LatencyProfile::clear_draft() {
   draft_row_seconds_ = draft_pass_seconds_ = 0;
-  draft_samples_ = 0;
+  draft_samples_ = draft_row_samples_ = 0;
 }
 
 int LatencyProfile::context_bucket(int context) {
@@ -104,15 +104,23 @@ void LatencyProfile::observe_draft(int rows, double seconds) {
   if (rows < 1 || seconds <= 0) return;
   // Split a pass into a fixed part and a per-row part from passes of different sizes:
   // single-row passes estimate the fixed part, larger ones the per-row increment.
-  ++draft_samples_;
-  const double w = draft_samples_ <= kMeanSamples ? 1.0 / static_cast<double>(draft_samples_) : kEmaWeight;
   if (draft_pass_seconds_ > 0) seconds = std::min(seconds, kOutlierFactor * rows * draft_pass_seconds_);
+  const auto weight = [](uint64_t samples) {
+    return samples <= kMeanSamples ? 1.0 / static_cast<double>(samples) : kEmaWeight;
+  };
   if (rows == 1) {
-    draft_pass_seconds_ += w * (seconds - draft_pass_seconds_);
-    if (draft_row_seconds_ == 0) draft_row_seconds_ = seconds;
+    ++draft_samples_;
+    draft_pass_seconds_ += weight(draft_samples_) * (seconds - draft_pass_seconds_);
+    // Until a multi-row pass shows the per-row part, a row costs at most a whole pass, and
+    // the estimate follows the passes. It used to take the first pass for good: the first
+    // draft of a prompt (which catches the draft model up on it, ~10x a step), and since a
+    // shallow tree drafts one node a pass, nothing corrected it: 206 us a row against ~15 us
+    // passes kept LEVER's trees at 1.4-3 nodes (0.6-0.8x chain:8 at 0% and 25%, 2026-12-05).
+    if (draft_row_samples_ == 0) draft_row_seconds_ = draft_pass_seconds_;
   } else {
+    ++draft_row_samples_;
     const double per_row = std::max(seconds - draft_pass_seconds_, seconds * 0.25) / rows;
-    draft_row_seconds_ += w * (per_row - draft_row_seconds_);
+    draft_row_seconds_ += weight(draft_row_samples_) * (per_row - draft_row_seconds_);
     if (draft_pass_seconds_ == 0) draft_pass_seconds_ = seconds / rows;
   }
 }
@@ -202,7 +210,7 @@ Result<LatencyProfile> LatencyProfile::from_json(const std::string& text, const 
     if (j.contains("draft")) {
       p.draft_row_seconds_ = j["draft"].value("row_seconds", 0.0);
       p.draft_pass_seconds_ = j["draft"].value("pass_seconds", 0.0);
-      if (p.draft_row_seconds_ > 0) p.draft_samples_ = kMeanSamples;
+      if (p.draft_row_seconds_ > 0) p.draft_samples_ = p.draft_row_samples_ = kMeanSamples;
     }
   } catch (const nlohmann::json::exception& e) {
     return Status::Errorf("%s: not a latency profile (%s); write one with `specflash profile`", source_name.c_str(),

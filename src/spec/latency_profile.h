@@ -91,7 +91,8 @@ class LatencyProfile {
   std::array<std::array<Cell, kMaxRows + 1>, kContextBuckets> verify_;
   double draft_row_seconds_ = 0;
   double draft_pass_seconds_ = 0;
-  uint64_t draft_samples_ = 0;
+  uint64_t draft_samples_ = 0;      // single-row draft passes seen
+  uint64_t draft_row_samples_ = 0;  // multi-row draft passes seen
 };
 
 }  // namespace sf

@@ -31,5 +31,22 @@ TEST(LatencyProfile, DraftPassOutliersAreBoundedToo) {
   EXPECT_LE(p.draft_pass_seconds(), 24e-6 + 1e-12);
 }
 
+// A tree builder that drafts one node a pass (a shallow tree, a chain) only ever shows the
+// profile single-row draft passes. The per-row cost then follows those passes; it used to
+// keep the first one for good, which is the slow first draft of a prompt (the draft model
+// catching up on it), and LEVER's expansion test then judged no node worth drafting below.
+TEST(LatencyProfile, DraftRowCostFollowsSingleRowPassesUntilABatchShowsIt) {
+  LatencyProfile p;
+  p.observe_draft(1, 200e-6);  // the prompt's catch-up
+  for (int i = 0; i < 40; ++i) p.observe_draft(1, 15e-6);
+  EXPECT_NEAR(p.draft_pass_seconds(), 15e-6, 0.5e-6);
+  EXPECT_NEAR(p.draft_row_seconds(), 15e-6, 0.5e-6);
+  // Batched passes then give the per-row part: 15 us + 4 us a row.
+  for (int i = 0; i < 40; ++i) p.observe_draft(8, 15e-6 + 8 * 4e-6);
+  EXPECT_NEAR(p.draft_row_seconds(), 4e-6, 0.5e-6);
+  for (int i = 0; i < 10; ++i) p.observe_draft(1, 15e-6);
+  EXPECT_NEAR(p.draft_row_seconds(), 4e-6, 0.5e-6) << "single-row passes no longer move it";
+}
+
 }  // namespace
 }  // namespace sf
