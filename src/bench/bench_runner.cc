@@ -101,9 +101,8 @@ Status prepare_prompts(const BenchConfig& config, const std::vector<Prompt>& pro
 Result<BenchResult> run_bench(const BenchConfig& config, const std::vector<BenchRunSpec>& runs,
                               const std::vector<Prompt>& prompts, const BenchCallbacks& callbacks) {
   BenchResult result;
-  std::optional<size_t> ar;
-  bool pack_hint_given = false;  // once per bench, at its first streamed session  // index of the run equal_to_ar
-                                 // compares with, once it has run
+  std::optional<size_t> ar;      // index of the run equal_to_ar compares with, once it has run
+  bool pack_hint_given = false;  // the pack note: once per bench, at its first streamed session
   const int repetitions = std::max(1, config.repetitions);
   const size_t n_total = runs.size() * static_cast<size_t>(repetitions);
   for (size_t i_total = 0; i_total < n_total; ++i_total) {

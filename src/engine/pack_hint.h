@@ -3,7 +3,7 @@
 // block-quantised matrices in the decode kernels' layout (row panels), which resident layers
 // get at load and streamed ones cannot get per read without paying a conversion every pass.
 // Measured (docs/kernels.md, "Row panels in the file"): same output, a third less compute per
-// streamed pass, and passes over 4-32 tree rows at 0% ~1.3-1.4x cheaper on the synthetic 1.1B.
+// streamed pass, and passes over 8-16 tree rows at 0% ~1.3-1.4x cheaper on the synthetic 1.1B.
 #pragma once
 
 #include <string>

@@ -123,8 +123,8 @@ TEST_P(AutoGreedy, EqualsPlainDecodingAndTriesEveryPolicy) {
     EXPECT_GT(accepted, 0u) << "and accepted";
   } else {
     // Where plain decoding wins, the draft model's arms run little more than their trials:
-    // resident, 0-3 accepted tokens in a whole run, none in one suite run in a few dozen
-    // (2026-11-28 with 48 tokens a prompt, 2026-12-05 with 160). So that acceptance is
+    // resident, 0-3 accepted tokens in a whole run, and none in one suite run on each of
+    // 2026-11-28 (48 tokens a prompt) and 2026-12-05 (160). So that acceptance is
     // asserted on something that cannot be luck, auto also runs started on its chain:8 arm
     // (a profile in which that arm is far ahead): it drafts every cycle, its drafts must be
     // accepted, and the output must still be plain decoding's.
