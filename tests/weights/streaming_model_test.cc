@@ -126,6 +126,13 @@ TEST(StreamingLayouts, ResidentQ4_0LayersTakeRowPanelsStreamedOnesKeepRows) {
   EXPECT_GT(streamed, 0);
 }
 
+// Sets whether the row-panel kernels run (off: as on a CPU without them) for its scope.
+class RowPanelKernelsSetting {
+ public:
+  explicit RowPanelKernelsSetting(bool enabled) { set_row_panel_kernels_enabled(enabled); }
+  ~RowPanelKernelsSetting() { set_row_panel_kernels_enabled(true); }
+};
+
 // The note a user streaming a GGUF of rows gets (engine/pack_hint.h): it counts the streamed
 // matrices the panel kernels would run, names the file, and is silent where packing would
 // change nothing: a resident session, a file already packed with panels, a CPU without the
@@ -164,14 +171,11 @@ TEST(StreamingLayouts, PackHintNamesTheStreamedRowMatricesOnlyWherePanelsWouldRu
   EXPECT_EQ(row_panel_pack_hint(**packed, panels), "");
 
   // As on a CPU without the kernels (the switch is read when the hint is made, as at load).
-  set_row_panel_kernels_enabled(false);
+  RowPanelKernelsSetting off(false);
   o.model_path = rows;
   auto without_kernels = Session::create(o);
-  const std::string hint_without_kernels =
-      without_kernels.ok() ? row_panel_pack_hint(**without_kernels, rows) : "session failed";
-  set_row_panel_kernels_enabled(true);
   ASSERT_TRUE(without_kernels.ok()) << without_kernels.status().message();
-  EXPECT_EQ(hint_without_kernels, "");
+  EXPECT_EQ(row_panel_pack_hint(**without_kernels, rows), "");
 }
 
 // Files written by `pack --row-panels` (model/stored_layout.h). With the panel kernels (this
@@ -179,12 +183,6 @@ TEST(StreamingLayouts, PackHintNamesTheStreamedRowMatricesOnlyWherePanelsWouldRu
 // as on any other CPU, every read is converted back to rows. Either way the logits equal
 // the original file's fully resident session, bit for bit, at 0% and 50%: for three
 // reference files and for the F32 reference quantised (pure) to each other panel type.
-class RowPanelKernelsSetting {
- public:
-  explicit RowPanelKernelsSetting(bool enabled) { set_row_panel_kernels_enabled(enabled); }
-  ~RowPanelKernelsSetting() { set_row_panel_kernels_enabled(true); }
-};
-
 TEST(StreamingLayouts, RowPanelFilesGiveTheOriginalFilesLogits) {
   const std::string dir = test::per_test_scratch_dir();
   const bool cpu_has_kernels = [] {
