@@ -37,7 +37,9 @@ int profile_command(int argc, char** argv) {
   auto options = flags.to_options();
   if (!options.ok()) return usage_error(options.status());
   if (options->n_ctx == 0) options->n_ctx = std::max(256, max_rows + 1);
-  auto session = Session::create(*options);
+  // With progress: a streamed model's loading line and the pack note, which matters here
+  // most (a streamed profile from GGUF rows measures the row kernels, not the panels).
+  auto session = create_session_with_progress(*options);
   if (!session.ok()) return fail(session.status());
   Session& s = **session;
   if (tap_layer < 0 || tap_layer >= s.model().hparams().n_layer)

@@ -11,7 +11,6 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/session_flags.h"
-#include "engine/pack_hint.h"
 #include "engine/session.h"
 #include "server/completion_service.h"
 #include "server/http_server.h"
@@ -65,11 +64,12 @@ int serve_command(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  auto session = Session::create(*options);
+  // The loading line, the slow-pass warning and the pack note, as `run` prints them; but no
+  // prefill progress lines: requests prefill concurrently, and their lines would interleave.
+  options->prefill_progress = [](int64_t, int64_t) {};
+  auto session = create_session_with_progress(*options);
   if (!session.ok()) return fail(session.status());
   Session& s = **session;
-  const std::string pack_hint = row_panel_pack_hint(s, options->model_path);
-  if (!pack_hint.empty()) std::fprintf(stderr, "note: %s\n", pack_hint.c_str());
 
   server::ServiceConfig config;
   config.model_id = model_id;

@@ -75,12 +75,14 @@ struct SessionFlags {
 };
 
 // The method used when --spec is not given ("none" or a --spec name). The one place that
-// decides the default (today: chain when a draft model is given, else none).
+// decides the default (auto; chain or none where llama.cpp's --draft-min/--draft-p-min or
+// sampling with a fixed --seed ask for a run that repeats, since auto's choices follow timings).
 std::string default_method_for(const SessionFlags& flags);
 
 // Session::create with what a user waits for on stderr: a line before loading a model big
 // enough to take a while, prefill progress for long prompts, and a warning when an
-// --io-bandwidth is so low that one forward pass takes longer than a few seconds.
+// --io-bandwidth is so low that one forward pass takes longer than a few seconds, and the
+// pack note (engine/pack_hint.h). A caller that sets options.prefill_progress keeps its own.
 Result<std::unique_ptr<Session>> create_session_with_progress(SessionOptions options);
 
 }  // namespace sf::cli

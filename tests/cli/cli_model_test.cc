@@ -14,6 +14,7 @@
 #include "gguf/gguf_raw_builder.h"
 #include "gguf/gguf_writer.h"
 #include "gguf/per_test_scratch.h"
+#include "ops/matmul.h"
 #include "specflash_runner.h"
 #include "test_paths.h"
 
@@ -172,6 +173,32 @@ TEST(CliSuccess, SynthQuantizeInfoRun) {
   r = run({"run", "-m", quant, "-p", "Once upon a time", "-n", "8", "--ignore-eos"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(r.out.empty());
+}
+
+// The load-time pack note (engine/pack_hint.h) is printed by every command that streams a
+// model, `profile` included (it measures streamed passes, which the note is about); where
+// the CPU has no row-panel kernel, by none of them.
+TEST(CliSuccess, CommandsThatStreamAModelOfRowsPrintThePackNote) {
+  const std::string rows = sf::test::shared_path("reference/models/synth-qwen2-gpt2-Q4_0.gguf");
+  auto file = gguf::GgufFile::open(rows);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  const gguf::TensorInfo* wq = file->find_tensor("blk.0.attn_q.weight");
+  ASSERT_NE(wq, nullptr);
+  const bool cpu_has_panels = preferred_layout(GgmlType::Q4_0, wq->rows()) == WeightLayout::kRowPanels;
+  const std::vector<std::vector<std::string>> commands = {
+      {"run", "-m", rows, "--mem-budget", "50%", "-p", "Once", "-n", "2", "--spec", "none"},
+      {"profile", "-m", rows, "--mem-budget", "50%", "--max-rows", "2", "--repeats", "1"}};
+  for (const auto& args : commands) {
+    const RunResult r = run(args);
+    ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.err.find("note: ") != std::string::npos && r.err.find("pack --row-panels") != std::string::npos,
+              cpu_has_panels)
+        << args[0] << ": " << r.err;
+  }
+  // Resident, there is nothing to pack.
+  const RunResult resident = run({"profile", "-m", rows, "--max-rows", "2", "--repeats", "1"});
+  ASSERT_EQ(resident.exit_code, 0) << resident.err;
+  EXPECT_EQ(resident.err.find("pack --row-panels"), std::string::npos) << resident.err;
 }
 
 }  // namespace
