@@ -45,8 +45,8 @@ class HybridSources : public ::testing::Test {
   std::unique_ptr<Sampler> sampler;
   const std::vector<int32_t> history = {1, 2};
 
-  // Every pass of 1-16 rows costs 10 ms whatever its rows (I/O-bound): the latency profile
-  // the look prices the retrieval tree with.
+  // Every pass of 1-16 rows costs `seconds` whatever its rows (I/O-bound): the latency
+  // profile the look prices the retrieval tree with. Most tests use 10 ms passes.
   static void every_pass_costs(AutoTreeBuilder& autob, double seconds) {
     for (int rows = 1; rows <= 16; ++rows)
       for (int i = 0; i < 3; ++i) autob.latency_profile()->observe_verify(rows, 10, seconds);
