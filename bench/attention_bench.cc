@@ -209,7 +209,8 @@ int run_ops(int threads, int repeats, const std::string& only, const std::string
     for (;;) {
       sf::Stopwatch sw;
       for (int i = 0; i < calls; ++i)
-        sf::attention(s, q.data(), c.rows, k.data(), v.data(), kv_row, n_kv, b.mask.data(), out.data(), pool);
+        sf::attention(s, q.data(), c.rows, k.data(), v.data(), sf::KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv,
+                      b.mask.data(), out.data(), pool);
       if (sw.elapsed() > 0.01 || calls > (1 << 20)) break;
       calls *= 2;
     }
@@ -222,7 +223,8 @@ int run_ops(int threads, int repeats, const std::string& only, const std::string
       }));
       news.push_back(median_seconds(1, [&] {
         for (int i = 0; i < calls; ++i)
-          sf::attention(s, q.data(), c.rows, k.data(), v.data(), kv_row, n_kv, b.mask.data(), out.data(), pool);
+          sf::attention(s, q.data(), c.rows, k.data(), v.data(), sf::KvLayout::cell_major(s.n_head_kv, s.head_dim),
+                        n_kv, b.mask.data(), out.data(), pool);
       }));
     }
     std::sort(olds.begin(), olds.end());
@@ -277,9 +279,14 @@ int run_curve(int threads, int repeats, int n_head, int n_head_kv, int head_dim,
     }
   const auto run = [&](Shape& sh, bool shared) {
     for (int i = 0; i < sh.calls; ++i)
-      (shared ? sf::attention : per_row_attention)(s, sh.q.data(), sh.rows, sh.k.data(), sh.v.data(), kv_row,
-                                                   sh.batch.n_kv, sh.batch.mask.data(), sh.out.data(), pool);
+      if (shared)
+        sf::attention(s, sh.q.data(), sh.rows, sh.k.data(), sh.v.data(), sf::KvLayout::cell_major(n_head_kv, head_dim),
+                      sh.batch.n_kv, sh.batch.mask.data(), sh.out.data(), pool);
+      else
+        per_row_attention(s, sh.q.data(), sh.rows, sh.k.data(), sh.v.data(), kv_row, sh.batch.n_kv,
+                          sh.batch.mask.data(), sh.out.data(), pool);
   };
+
   // Enough calls per sample that one sample takes ~5 ms.
   for (Shape& sh : shapes)
     for (;;) {
@@ -336,17 +343,18 @@ int run_model(const std::string& path, int threads, int repeats, const std::vect
   sf::Transformer tf(hp, pool);
   const int max_ctx = *std::max_element(contexts.begin(), contexts.end());
   const int max_rows = *std::max_element(row_counts.begin(), row_counts.end());
-  sf::KvCache cache(hp.n_layer, max_ctx + max_rows, hp.kv_dim());
+  sf::KvCache cache(hp.n_layer, max_ctx + max_rows, hp.n_head_kv, hp.head_dim);
   // Random keys/values for the context (attention's cost does not depend on their values;
   // small keys keep the softmax spread over many cells, like a real long context).
   std::mt19937 rng(5);
   std::normal_distribution<float> dist(0.0f, 0.3f);
   for (int l = 0; l < hp.n_layer; ++l)
-    for (int c = 0; c < max_ctx + max_rows; ++c)
-      for (int i = 0; i < hp.kv_dim(); ++i) {
-        cache.k(l, c)[i] = sf::fp32_to_fp16(dist(rng));
-        cache.v(l, c)[i] = sf::fp32_to_fp16(dist(rng));
-      }
+    for (int h = 0; h < hp.n_head_kv; ++h)
+      for (int c = 0; c < max_ctx + max_rows; ++c)
+        for (int i = 0; i < hp.head_dim; ++i) {
+          cache.k(l, h, c)[i] = sf::fp32_to_fp16(dist(rng));
+          cache.v(l, h, c)[i] = sf::fp32_to_fp16(dist(rng));
+        }
   std::vector<float> hidden(static_cast<size_t>(max_rows) * hp.n_embd), logits(hp.n_vocab);
   std::printf("%s: %d layers, %d/%d heads x %d, %d threads, %d rounds of every shape\n\n",
               path.substr(path.rfind('/') + 1).c_str(), hp.n_layer, hp.n_head, hp.n_head_kv, hp.head_dim, threads,

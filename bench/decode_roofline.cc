@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     const sf::Model& model = **loaded;
     const auto& hp = model.hparams();
     sf::Transformer tf(hp, pool);
-    sf::KvCache cache(hp.n_layer, prompt_tokens + decode_tokens + 1, hp.kv_dim());
+    sf::KvCache cache(hp.n_layer, prompt_tokens + decode_tokens + 1, hp.n_head_kv, hp.head_dim);
     std::vector<int32_t> prompt(prompt_tokens);
     for (int i = 0; i < prompt_tokens; ++i) prompt[i] = 1 + (i * 7919) % (hp.n_vocab - 1);
 

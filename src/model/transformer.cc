@@ -77,17 +77,19 @@ void Transformer::run_layer(const LayerWeights& L, int layer_index, const float*
     for (int h = 0; h < hp_.n_head_kv; ++h) rope_apply(rope, cs.data(), k + h * HD);
     const int cell = batch.kv_cells[t];
     SF_CHECK(cell >= 0 && cell < cache.n_ctx(), "kv cell %d outside the cache", cell);
-    uint16_t* kc = cache.k(layer_index, cell);
-    uint16_t* vc = cache.v(layer_index, cell);
-    for (int i = 0; i < KD; ++i) {
-      kc[i] = fp32_to_fp16(k[i]);
-      vc[i] = fp32_to_fp16(v[i]);
+    for (int h = 0; h < hp_.n_head_kv; ++h) {
+      uint16_t* kc = cache.k(layer_index, h, cell);
+      uint16_t* vc = cache.v(layer_index, h, cell);
+      for (int i = 0; i < HD; ++i) {
+        kc[i] = fp32_to_fp16(k[h * HD + i]);
+        vc[i] = fp32_to_fp16(v[h * HD + i]);
+      }
     }
   }
   SF_CHECK(batch.n_kv <= cache.n_ctx());
   AttentionShape shape{hp_.n_head, hp_.n_head_kv, HD, 1.0f / std::sqrt(static_cast<float>(HD))};
-  attention(shape, q_.data(), n, cache.k(layer_index, 0), cache.v(layer_index, 0), KD, batch.n_kv, batch.mask.data(),
-            attn_.data(), *pool_);
+  attention(shape, q_.data(), n, cache.k(layer_index, 0, 0), cache.v(layer_index, 0, 0), {HD, cache.head_stride()},
+            batch.n_kv, batch.mask.data(), attn_.data(), *pool_);
   matmul(L.wo, attn_.data(), n, QD, delta_.data(), E, *pool_, matmul_scratch_);
   for (int64_t i = 0; i < n * E; ++i) hidden[i] += delta_[i];
 

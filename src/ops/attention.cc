@@ -38,7 +38,7 @@ int64_t block_rows(int64_t n_tokens, int n_head_kv, int threads, int64_t row_scr
 }  // namespace
 
 void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const uint16_t* k, const uint16_t* v,
-               int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out, ThreadPool& pool) {
+               KvLayout layout, int64_t n_kv, const uint8_t* mask, float* out, ThreadPool& pool) {
   if (n_tokens <= 0) return;
   const int group = s.n_head / s.n_head_kv;
   const int64_t q_row = static_cast<int64_t>(s.n_head) * s.head_dim;
@@ -92,9 +92,9 @@ void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const 
         a.group = group;
         a.head_dim = s.head_dim;
         a.scale = s.scale;
-        a.k = k + static_cast<int64_t>(kvh) * s.head_dim;
-        a.v = v + static_cast<int64_t>(kvh) * s.head_dim;
-        a.kv_row = kv_row;
+        a.k = k + kvh * layout.head_stride;
+        a.v = v + kvh * layout.head_stride;
+        a.kv_row = layout.cell_stride;
         a.cells = cells.data() + r * n_kv;
         a.n_cells = n_cells[r];
         a.scores = scores.data() + r * row_scratch;
@@ -110,7 +110,7 @@ void attention(const AttentionShape& s, const float* q, int64_t n_tokens, const 
 }
 
 void attention_ref(const AttentionShape& s, const float* q, int64_t n_tokens, const uint16_t* k, const uint16_t* v,
-                   int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out) {
+                   KvLayout layout, int64_t n_kv, const uint8_t* mask, float* out) {
   const int group = s.n_head / s.n_head_kv;
   const int64_t q_row = static_cast<int64_t>(s.n_head) * s.head_dim;
   std::vector<double> scores(static_cast<size_t>(n_kv));
@@ -127,7 +127,7 @@ void attention_ref(const AttentionShape& s, const float* q, int64_t n_tokens, co
         }
         double acc = 0;
         for (int d = 0; d < s.head_dim; ++d)
-          acc += static_cast<double>(qh[d]) * fp16_to_fp32(k[c * kv_row + kvh * s.head_dim + d]);
+          acc += static_cast<double>(qh[d]) * fp16_to_fp32(k[c * layout.cell_stride + kvh * layout.head_stride + d]);
         scores[c] = acc * s.scale;
         max = std::max(max, scores[c]);
       }
@@ -142,7 +142,8 @@ void attention_ref(const AttentionShape& s, const float* q, int64_t n_tokens, co
       }
       for (int d = 0; d < s.head_dim; ++d) {
         double acc = 0;
-        for (int64_t c = 0; c < n_kv; ++c) acc += scores[c] / sum * fp16_to_fp32(v[c * kv_row + kvh * s.head_dim + d]);
+        for (int64_t c = 0; c < n_kv; ++c)
+          acc += scores[c] / sum * fp16_to_fp32(v[c * layout.cell_stride + kvh * layout.head_stride + d]);
         o[d] = static_cast<float>(acc);
       }
     }

@@ -20,16 +20,27 @@ struct AttentionShape {
   float scale = 1.0f;  // usually 1/sqrt(head_dim)
 };
 
+// Where KV head h's keys (values) of cell c are: at k + h * head_stride + c * cell_stride
+// halves. KvCache keeps a head's cells together (head-major: cell_stride = head_dim);
+// cell_major() is the layout of one row of all heads per cell.
+struct KvLayout {
+  int64_t cell_stride = 0;
+  int64_t head_stride = 0;
+  static KvLayout cell_major(int n_head_kv, int head_dim) {
+    return {static_cast<int64_t>(n_head_kv) * head_dim, head_dim};
+  }
+};
+
 // q:    [n_tokens, n_head * head_dim] f32
-// k, v: [n_kv cells, n_head_kv * head_dim] f16 (cell c at k + c * kv_row)
+// k, v: n_kv cells of n_head_kv heads, head_dim f16 each, placed as `layout` says
 // mask: [n_tokens, n_kv] bytes, non-zero = row may attend to the cell (a row with no
 //       visible cell gets zeros)
 // out:  [n_tokens, n_head * head_dim] f32
 void attention(const AttentionShape& shape, const float* q, int64_t n_tokens, const uint16_t* k, const uint16_t* v,
-               int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out, ThreadPool& pool);
+               KvLayout layout, int64_t n_kv, const uint8_t* mask, float* out, ThreadPool& pool);
 
 // Scalar reference with the same semantics (double accumulation); the test oracle.
 void attention_ref(const AttentionShape& shape, const float* q, int64_t n_tokens, const uint16_t* k, const uint16_t* v,
-                   int64_t kv_row, int64_t n_kv, const uint8_t* mask, float* out);
+                   KvLayout layout, int64_t n_kv, const uint8_t* mask, float* out);
 
 }  // namespace sf

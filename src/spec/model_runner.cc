@@ -9,7 +9,7 @@ ModelRunner::ModelRunner(const Model& model, LayerSource& source, ThreadPool& po
     : model_(model),
       source_(source),
       transformer_(model.hparams(), pool),
-      cache_(model.hparams().n_layer, n_ctx, model.hparams().kv_dim()) {}
+      cache_(model.hparams().n_layer, n_ctx, model.hparams().n_head_kv, model.hparams().head_dim) {}
 
 namespace {
 

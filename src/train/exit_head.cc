@@ -16,7 +16,7 @@ std::vector<float> target_hidden_states(const Model& model, const std::vector<in
   const ModelHParams& hp = model.hparams();
   SF_CHECK(layer >= 0 && layer <= hp.n_layer && seq_len > 0);
   Transformer tr(hp, pool);
-  KvCache cache(hp.n_layer, seq_len, hp.kv_dim());
+  KvCache cache(hp.n_layer, seq_len, hp.n_head_kv, hp.head_dim);
   const int64_t n_win = static_cast<int64_t>(windows.size()) / seq_len;
   std::vector<float> hidden(static_cast<size_t>(n_win) * seq_len * hp.n_embd);
   for (int64_t w = 0; w < n_win; ++w) {

@@ -36,14 +36,14 @@ TEST_P(BatchInvariance, PrefillSequentialAndTreeAgreeBitForBit) {
   const int64_t n = static_cast<int64_t>(tokens.size());
 
   // Causal prefill of all tokens, logits for every row.
-  KvCache cache_a(hp.n_layer, 32, hp.kv_dim());
+  KvCache cache_a(hp.n_layer, 32, hp.n_head_kv, hp.head_dim);
   std::vector<float> hidden(n * hp.n_embd), prefill(n * hp.n_vocab);
   tf.embed(m.weights(), tokens.data(), n, hidden.data());
   tf.run_layers(m.weights(), ForwardBatch::causal(tokens, 0), 0, hp.n_layer, cache_a, hidden.data());
   tf.logits(m.weights(), hidden.data(), n, prefill.data());
 
   // One token at a time.
-  KvCache cache_b(hp.n_layer, 32, hp.kv_dim());
+  KvCache cache_b(hp.n_layer, 32, hp.n_head_kv, hp.head_dim);
   for (int64_t i = 0; i < n; ++i) {
     const auto step = step_logits(tf, m, cache_b, tokens[i], static_cast<int32_t>(i));
     for (int v = 0; v < hp.n_vocab; ++v) ASSERT_EQ(step[v], prefill[i * hp.n_vocab + v]) << "row " << i;
@@ -52,7 +52,7 @@ TEST_P(BatchInvariance, PrefillSequentialAndTreeAgreeBitForBit) {
   // A tree after a 5-token prefix: rows A=tokens[5] (depth 0), B=tokens[6] child of A,
   // C=tokens[6]... as a sibling branch: C is another child of A with a different token.
   // Row B must equal the sequential logits of position 6.
-  KvCache cache_c(hp.n_layer, 32, hp.kv_dim());
+  KvCache cache_c(hp.n_layer, 32, hp.n_head_kv, hp.head_dim);
   const std::vector<int32_t> prefix(tokens.begin(), tokens.begin() + 5);
   std::vector<float> hp_prefix(5 * hp.n_embd);
   tf.embed(m.weights(), prefix.data(), 5, hp_prefix.data());
@@ -88,7 +88,7 @@ TEST_P(BatchInvariance, LayerRangesComposeAndExposeHiddenState) {
   pool.set_min_chunk_work(1);  // split even these small shapes between the threads
   Transformer tf(hp, pool);
   const std::vector<int32_t> tokens = {1, 403, 407};
-  KvCache c1(hp.n_layer, 8, hp.kv_dim()), c2(hp.n_layer, 8, hp.kv_dim());
+  KvCache c1(hp.n_layer, 8, hp.n_head_kv, hp.head_dim), c2(hp.n_layer, 8, hp.n_head_kv, hp.head_dim);
   std::vector<float> full(3 * hp.n_embd), split(3 * hp.n_embd);
   tf.embed(m.weights(), tokens.data(), 3, full.data());
   split = full;

@@ -56,7 +56,7 @@ ReferenceAgreement run_reference(const std::string& model_path, const std::strin
     const std::vector<int32_t> greedy_ref = rec["greedy"].get<std::vector<int32_t>>();
     const std::vector<float> last_ref = rec["last_logits"].get<std::vector<float>>();
     const int64_t n = static_cast<int64_t>(tokens.size());
-    KvCache cache(hp.n_layer, static_cast<int>(n + greedy_ref.size() + 1), hp.kv_dim());
+    KvCache cache(hp.n_layer, static_cast<int>(n + greedy_ref.size() + 1), hp.n_head_kv, hp.head_dim);
 
     std::vector<float> hidden(n * hp.n_embd), logits(n * hp.n_vocab);
     tf.embed(model.weights(), tokens.data(), n, hidden.data());

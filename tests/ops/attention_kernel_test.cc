@@ -115,10 +115,12 @@ TEST(AttentionKernel, MatchesReferenceOnOddShapesForEveryTarget) {
       mask[t * c.n_kv + rng() % c.n_kv] = 1;  // every row sees something
     }
     std::vector<float> ref(q.size()), fast(q.size());
-    attention_ref(s, q.data(), c.n_tokens, k.data(), v.data(), kv_row, c.n_kv, mask.data(), ref.data());
+    attention_ref(s, q.data(), c.n_tokens, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), c.n_kv,
+                  mask.data(), ref.data());
     ThreadPool pool(2);
     pool.set_min_chunk_work(1);  // split even these small shapes between the threads
-    attention(s, q.data(), c.n_tokens, k.data(), v.data(), kv_row, c.n_kv, mask.data(), fast.data(), pool);
+    attention(s, q.data(), c.n_tokens, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), c.n_kv,
+              mask.data(), fast.data(), pool);
     EXPECT_LT(relative_rms_error(fast, ref), 2e-6) << shape_label(s, c.n_kv, c.n_tokens);
     for (int64_t target : dot_kernel_targets()) {
       std::vector<float> got(q.size());
@@ -130,6 +132,45 @@ TEST(AttentionKernel, MatchesReferenceOnOddShapesForEveryTarget) {
   }
 }
 
+// KvCache keeps each KV head's cells together (head-major); the kernel reads a head's cells
+// at any stride, so the layout changes where the halves are, never the floats.
+TEST(AttentionKernel, HeadMajorLayoutGivesTheBitsOfCellMajor) {
+  struct Case {
+    int head_dim, n_head, n_head_kv;
+    int64_t n_kv, n_tokens;
+  };
+  for (const Case& c :
+       std::vector<Case>{{8, 8, 4, 61, 7}, {64, 32, 4, 300, 3}, {12, 6, 2, 129, 5}, {64, 8, 8, 40, 1}}) {
+    const AttentionShape s{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+    const KvLayout cell_major = KvLayout::cell_major(s.n_head_kv, s.head_dim);
+    const int64_t n_ctx = c.n_kv + 13;  // a head's cells are followed by unused ones, as in a cache
+    const KvLayout head_major{s.head_dim, n_ctx * s.head_dim};
+    const auto k = random_f16(c.n_kv * cell_major.cell_stride, 3), v = random_f16(c.n_kv * cell_major.cell_stride, 4);
+    std::vector<uint16_t> hk(static_cast<size_t>(s.n_head_kv * head_major.head_stride), fp32_to_fp16(1e4f));
+    std::vector<uint16_t> hv(hk.size(), fp32_to_fp16(-1e4f));
+    for (int h = 0; h < s.n_head_kv; ++h)
+      for (int64_t cell = 0; cell < c.n_kv; ++cell)
+        for (int d = 0; d < s.head_dim; ++d) {
+          hk[h * head_major.head_stride + cell * s.head_dim + d] =
+              k[cell * cell_major.cell_stride + h * s.head_dim + d];
+          hv[h * head_major.head_stride + cell * s.head_dim + d] =
+              v[cell * cell_major.cell_stride + h * s.head_dim + d];
+        }
+    const auto q = random_floats(c.n_tokens * s.n_head * s.head_dim, 5, 2.0f);
+    std::mt19937 rng(6);
+    std::vector<uint8_t> mask(c.n_tokens * c.n_kv);
+    for (auto& m : mask) m = rng() % 4 != 0;
+    ThreadPool pool(2);
+    pool.set_min_chunk_work(1);
+    std::vector<float> want(q.size()), got(q.size()), ref(q.size());
+    attention(s, q.data(), c.n_tokens, k.data(), v.data(), cell_major, c.n_kv, mask.data(), want.data(), pool);
+    attention(s, q.data(), c.n_tokens, hk.data(), hv.data(), head_major, c.n_kv, mask.data(), got.data(), pool);
+    attention_ref(s, q.data(), c.n_tokens, hk.data(), hv.data(), head_major, c.n_kv, mask.data(), ref.data());
+    for (size_t i = 0; i < q.size(); ++i) ASSERT_EQ(got[i], want[i]) << shape_label(s, c.n_kv, c.n_tokens) << " " << i;
+    EXPECT_LT(relative_rms_error(got, ref), 2e-6) << shape_label(s, c.n_kv, c.n_tokens);
+  }
+}
+
 TEST(AttentionKernel, RowWithNothingVisibleIsZero) {
   const AttentionShape s{2, 1, 8, 0.35f};
   const auto q = random_floats(2 * 16, 1);
@@ -138,8 +179,10 @@ TEST(AttentionKernel, RowWithNothingVisibleIsZero) {
   mask[5 + 2] = 1;
   std::vector<float> out(q.size(), 7.0f), ref(q.size(), 7.0f);
   ThreadPool pool(1);
-  attention(s, q.data(), 2, k.data(), v.data(), 8, 5, mask.data(), out.data(), pool);
-  attention_ref(s, q.data(), 2, k.data(), v.data(), 8, 5, mask.data(), ref.data());
+  attention(s, q.data(), 2, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), 5, mask.data(),
+            out.data(), pool);
+  attention_ref(s, q.data(), 2, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), 5, mask.data(),
+                ref.data());
   for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], 0.0f);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(ref[i], 0.0f);
   EXPECT_LT(relative_rms_error(out, ref), 2e-6);
@@ -177,7 +220,8 @@ TEST_P(AttentionInvariance, TreeRowEqualsDecodingItsPathAlone) {
     ThreadPool pool2(2), pool1(1);
     pool2.set_min_chunk_work(1);  // split even these small shapes between the threads
     std::vector<float> batched(tree * q_row);
-    attention(s, q.data(), tree, k.data(), v.data(), kv_row, n_kv, mask.data(), batched.data(), pool2);
+    attention(s, q.data(), tree, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv, mask.data(),
+              batched.data(), pool2);
     for (int i = 0; i < tree; ++i) {
       const int64_t decode_kv = prefix + static_cast<int64_t>(paths[i].size());
       std::vector<uint16_t> dk(k.begin(), k.begin() + prefix * kv_row), dv(v.begin(), v.begin() + prefix * kv_row);
@@ -187,13 +231,14 @@ TEST_P(AttentionInvariance, TreeRowEqualsDecodingItsPathAlone) {
       }
       const std::vector<uint8_t> all(decode_kv, 1);
       std::vector<float> alone(q_row);
-      attention(s, q.data() + i * q_row, 1, dk.data(), dv.data(), kv_row, decode_kv, all.data(), alone.data(), pool1);
+      attention(s, q.data() + i * q_row, 1, dk.data(), dv.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim),
+                decode_kv, all.data(), alone.data(), pool1);
       for (int64_t x = 0; x < q_row; ++x)
         ASSERT_EQ(alone[x], batched[i * q_row + x]) << "prefix " << prefix << " node " << i << " element " << x;
       // The same row alone but with the whole tree in the cache (its mask row only).
       std::vector<float> alone_in_tree(q_row);
-      attention(s, q.data() + i * q_row, 1, k.data(), v.data(), kv_row, n_kv, mask.data() + i * n_kv,
-                alone_in_tree.data(), pool1);
+      attention(s, q.data() + i * q_row, 1, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv,
+                mask.data() + i * n_kv, alone_in_tree.data(), pool1);
       for (int64_t x = 0; x < q_row; ++x) ASSERT_EQ(alone_in_tree[x], alone[x]) << "node " << i;
     }
   }
@@ -214,7 +259,8 @@ TEST_P(AttentionInvariance, MaskedHolesBatchSizeAndThreadsChangeNothing) {
   ThreadPool pool2(2), pool1(1);
   pool2.set_min_chunk_work(1);  // split even these small shapes between the threads
   std::vector<float> batched(n_tokens * q_row);
-  attention(s, q.data(), n_tokens, k.data(), v.data(), kv_row, n_kv, mask.data(), batched.data(), pool2);
+  attention(s, q.data(), n_tokens, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv, mask.data(),
+            batched.data(), pool2);
   for (int64_t t = 0; t < n_tokens; ++t) {
     // Compact the row's visible cells into a hole-free cache.
     std::vector<uint16_t> ck, cv;
@@ -230,8 +276,8 @@ TEST_P(AttentionInvariance, MaskedHolesBatchSizeAndThreadsChangeNothing) {
     ck.resize((compact_kv + 9) * kv_row, fp32_to_fp16(100.0f));
     cv.resize((compact_kv + 9) * kv_row, fp32_to_fp16(-100.0f));
     std::vector<float> alone(q_row);
-    attention(s, q.data() + t * q_row, 1, ck.data(), cv.data(), kv_row, compact_kv + 9, row_mask.data(), alone.data(),
-              pool1);
+    attention(s, q.data() + t * q_row, 1, ck.data(), cv.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim),
+              compact_kv + 9, row_mask.data(), alone.data(), pool1);
     for (int64_t x = 0; x < q_row; ++x) ASSERT_EQ(alone[x], batched[t * q_row + x]) << "row " << t << " element " << x;
   }
 }

@@ -149,12 +149,14 @@ TEST_P(AttentionSharedPrefix, TreeBatchEqualsEachRowAlone) {
         ThreadPool pool2(2), pool1(1);
         pool2.set_min_chunk_work(1);  // split even these small shapes between the threads
         std::vector<float> batched2(n_tokens * q_row), batched1(n_tokens * q_row);
-        attention(s, q.data(), n_tokens, k.data(), v.data(), kv_row, n_kv, mask.data(), batched2.data(), pool2);
-        attention(s, q.data(), n_tokens, k.data(), v.data(), kv_row, n_kv, mask.data(), batched1.data(), pool1);
+        attention(s, q.data(), n_tokens, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv,
+                  mask.data(), batched2.data(), pool2);
+        attention(s, q.data(), n_tokens, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv,
+                  mask.data(), batched1.data(), pool1);
         for (int64_t t = 0; t < n_tokens; ++t) {
           std::vector<float> alone(q_row);
-          attention(s, q.data() + t * q_row, 1, k.data(), v.data(), kv_row, n_kv, mask.data() + t * n_kv, alone.data(),
-                    pool1);
+          attention(s, q.data() + t * q_row, 1, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv,
+                    mask.data() + t * n_kv, alone.data(), pool1);
           for (int64_t x = 0; x < q_row; ++x) {
             ASSERT_TRUE(same_bits(batched2[t * q_row + x], alone[x]))
                 << "heads " << h.n_head << "/" << h.n_head_kv << " prefix " << prefix << " rows " << n_tokens

@@ -348,8 +348,10 @@ TEST(Attention, MatchesReferenceWithArbitraryMaskAndGqa) {
   std::vector<float> fast(q.size()), ref(q.size());
   ThreadPool pool(2);
   pool.set_min_chunk_work(1);  // split even these small shapes between the threads
-  attention(s, q.data(), n_tokens, k.data(), v.data(), kv_row, n_kv, mask.data(), fast.data(), pool);
-  attention_ref(s, q.data(), n_tokens, k.data(), v.data(), kv_row, n_kv, mask.data(), ref.data());
+  attention(s, q.data(), n_tokens, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv, mask.data(),
+            fast.data(), pool);
+  attention_ref(s, q.data(), n_tokens, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv,
+                mask.data(), ref.data());
   EXPECT_LT(relative_rms_error(fast, ref), 1e-5);
 }
 
@@ -365,11 +367,13 @@ TEST(Attention, RowResultIndependentOfBatchAndExtraMaskedCells) {
   ThreadPool pool(2);
   pool.set_min_chunk_work(1);  // split even these small shapes between the threads
   std::vector<float> batched(q.size());
-  attention(s, q.data(), 3, k.data(), v.data(), kv_row, n_kv, causal.data(), batched.data(), pool);
+  attention(s, q.data(), 3, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv, causal.data(),
+            batched.data(), pool);
   // Row 0 alone, over only the 7 cells it can see.
   std::vector<uint8_t> single(7, 1);
   std::vector<float> alone(s.n_head * s.head_dim);
-  attention(s, q.data(), 1, k.data(), v.data(), kv_row, 7, single.data(), alone.data(), pool);
+  attention(s, q.data(), 1, k.data(), v.data(), KvLayout::cell_major(s.n_head_kv, s.head_dim), 7, single.data(),
+            alone.data(), pool);
   for (size_t i = 0; i < alone.size(); ++i) ASSERT_EQ(alone[i], batched[i]) << i;
 }
 

@@ -60,7 +60,7 @@ TEST(DraftExport, LoadsAndMatchesTrainerForward) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   ThreadPool pool(2);
   Transformer tr(hp, pool);
-  KvCache cache(hp.n_layer, 64, hp.kv_dim());
+  KvCache cache(hp.n_layer, 64, hp.n_head_kv, hp.head_dim);
   ForwardBatch batch = ForwardBatch::causal(tokens, 0);
   std::vector<float> hidden(n * hp.n_embd), engine(n * hp.n_vocab);
   tr.embed((*model)->weights(), tokens.data(), n, hidden.data());
@@ -91,7 +91,7 @@ TEST(DraftExport, F16ExportLoadsAndStaysClose) {
   const ModelHParams& hp = (*model)->hparams();
   ThreadPool pool(1);
   Transformer tr(hp, pool);
-  KvCache cache(hp.n_layer, 16, hp.kv_dim());
+  KvCache cache(hp.n_layer, 16, hp.n_head_kv, hp.head_dim);
   std::vector<float> hidden(n * hp.n_embd), engine(n * hp.n_vocab);
   tr.embed((*model)->weights(), tokens.data(), n, hidden.data());
   tr.run_layers((*model)->weights(), ForwardBatch::causal(tokens, 0), 0, hp.n_layer, cache, hidden.data());
