@@ -141,6 +141,7 @@ ArmSource AutoTreeBuilder::source_of(const LatencyProfile* profile) const {
 }
 
 Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTree* tree) {
+  look_untaken_ = false;
   if (!profiles_shared_) {
     // The session seeded the first profile after construction; every arm starts from its
     // verification costs. Its draft costs are those of its own source's drafter.
@@ -251,9 +252,28 @@ Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const Bui
     built_by_ = retrieval_arm_;
     return true;
   }
+  // Not taken: observe() lets the calibration learn from the target's tokens all the same.
+  look_tree_ = *tree;
+  look_untaken_ = true;
   tree->clear();
   hybrid.forget_retrieval_cycle();
   return false;
+}
+
+void AutoTreeBuilder::observe_untaken_look(const std::vector<VisitedRow>& visited) {
+  AcceptanceCalibration* calibration = retrieval_builder_ ? retrieval_builder_->acceptance_calibration() : nullptr;
+  if (!calibration) return;
+  // The rows verification would have visited: from the root, each committed token in turn,
+  // as long as the retrieval tree has the child it names.
+  std::vector<VisitedRow> rows;
+  int32_t node = TokenTree::kRoot;
+  for (const VisitedRow& v : visited) {
+    if (v.target_token < 0) break;
+    rows.push_back({node, v.target_token});
+    node = look_tree_.find_child(node, v.target_token);
+    if (node < 0) break;
+  }
+  calibration->observe(look_tree_, rows);
 }
 
 void AutoTreeBuilder::begin_generation() {
@@ -282,6 +302,10 @@ void AutoTreeBuilder::observe_catch_up(uint64_t tokens, double seconds) {
 }
 
 void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
+  if (look_untaken_) {
+    look_untaken_ = false;
+    observe_untaken_look(stats.visited);
+  }
   // The builder of the tree learns from it.
   const AutoArm& current = arms_[static_cast<size_t>(built_by_)];
   TreeBuilder& chosen = *current.builder;

@@ -26,12 +26,20 @@
 // starts the retrieval calibration's reliability afresh (begin_generation). A cycle whose
 // retrieval tree was taken counts in no arm's rate (the arms are measured on their own
 // trees); the retrieval builder's calibration, which decides the next take, learns from
-// it. A look costs the retrieval drafter's catch-up and a few automaton walks, so it is
-// made only while that stays under 1% of the chosen arm's cycle. Added for the synthetic
-// 3B, where CoordGen wins on the one prompt that repeats itself and auto's rates, learnt
-// mostly on the other, never chose it there. Every arm's trees are verified by the same
-// lossless verifier, so auto is lossless whatever it picks; its choices depend only on
-// past timings and the context (the look), never on the sampler's random stream.
+// it, and from every look not taken as well: after the cycle, the target's tokens (the
+// accepted path and the bonus) show how far the dropped retrieval tree's walk would have
+// gone, row by row, which is what verifying it would have shown in greedy decoding (and a
+// draw from the target's choices when sampling). Learning from the takes alone, which are
+// the looks whose estimate came out highest, the calibration could stay optimistic: in one
+// stories260K run at 0% (real disk) auto's median repetition took 44 retrieval trees per
+// 1,024 tokens, which emitted 1.8 tokens a cycle, ~0.6x the rate of the arms they replaced
+// (docs/auto.md, "Learning from the looks not taken"). A look costs the retrieval
+// drafter's catch-up and a few automaton walks, so it is made only while that stays under
+// 1% of the chosen arm's cycle. Added for the synthetic 3B, where CoordGen wins on the one
+// prompt that repeats itself and auto's rates, learnt mostly on the other, never chose it
+// there. Every arm's trees are verified by the same lossless verifier, so auto is lossless
+// whatever it picks; its choices depend only on past timings and the context (the look),
+// never on the sampler's random stream.
 //
 // Plain decoding, once chosen as the best arm where a look is too dear to make, runs a
 // stretch of kPlainStretch cycles before the next choice: there a cycle is one cheap pass
@@ -166,6 +174,9 @@ class AutoTreeBuilder : public TreeBuilder {
   ArmSource source_of(const LatencyProfile* profile) const;
   // Learns the catch-up's cost per token from what a build just ran.
   void observe_catch_up(uint64_t tokens, double seconds);
+  // The retrieval calibration learns from the look this cycle did not take (look_tree_),
+  // walked along the target's tokens of the cycle's verification (`visited`).
+  void observe_untaken_look(const std::vector<VisitedRow>& visited);
   // After a full chain of K nodes by the chosen arm: what each shorter chain arm of the same
   // source would have done, told to the selector as an inferred cycle.
   void observe_shorter_chains(const TokenTree& tree, const CycleStats& stats);
@@ -185,6 +196,8 @@ class AutoTreeBuilder : public TreeBuilder {
   static constexpr int kLookAgainEvery = 64;
   double look_seconds_ = 0;
   int cycles_since_look_ = 0;               // choices since the last look
+  TokenTree look_tree_;                     // this cycle's retrieval tree, built and not taken
+  bool look_untaken_ = false;               // look_tree_ is this cycle's
   static constexpr int kPlainStretch = 16;  // cycles of plain decoding per choice of it as the best arm
   int plain_stretch_left_ = 0;
   static constexpr int kMaxTrialDeferrals = 3;  // see build()

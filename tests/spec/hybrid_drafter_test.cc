@@ -310,6 +310,56 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheChosenArm) {
   }
 }
 
+// A look whose tree was not taken still teaches the retrieval calibration: the target's
+// tokens of the cycle show how the dropped tree's walk would have gone. Learning from the
+// takes alone (the looks estimated best) kept the calibration optimistic.
+TEST_F(HybridSources, AutosRetrievalCalibrationLearnsFromALookItDidNotTake) {
+  for (const int32_t target_token : {7, 9}) {  // retrieval proposes 9; the target picks 7 or 9
+    SCOPED_TRACE(target_token);
+    const std::unique_ptr<HybridDrafter> hybrid_sure = sure_match_hybrid();
+    HybridDrafter& h = *hybrid_sure;
+    std::vector<AutoArm> arms;
+    arms.push_back(
+        {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 2});
+    arms.push_back(look_arm());
+    AutoTreeBuilder autob(std::move(arms));
+    every_pass_costs_10ms(autob);
+    // The chain emits 10 tokens per 10 ms cycle: no retrieval tree beats it (and the
+    // retrieval arm is measured, so the selector does not explore it).
+    ArmEvidence chain, retrieval_alone;
+    for (int i = 0; i < 40; ++i) {
+      chain.add(0.995, 10.0, 0.01);
+      retrieval_alone.add(0.995, 1.0, 0.012);
+    }
+    AutoProfile profile;
+    profile.arms = {{"chain:1", chain}, {"coordgen", retrieval_alone}};
+    autob.start_from(profile);
+    AcceptanceCalibration* calibration = autob.arms()[1].builder->acceptance_calibration();
+    ASSERT_NE(calibration, nullptr);
+    const double prior = calibration->reliability();
+    TokenTree tree;
+    ASSERT_NO_FATAL_FAILURE(build_first_cycle(autob, h, &tree));
+    ASSERT_STREQ(autob.policy(), "chain:1") << "the look was made and not taken";
+    ASSERT_EQ(tree.size(), 1);
+    // The target rejects the chain's token 5 and picks `target_token` at the root.
+    CycleStats stats;
+    stats.tree_nodes = tree.size();
+    stats.rows_verified = 2;
+    stats.verify_seconds = 0.01;
+    stats.visited = {{TokenTree::kRoot, target_token}};
+    autob.observe(tree, stats);
+    if (target_token == 9) {
+      EXPECT_GT(calibration->reliability(), prior) << "the target picked retrieval's token";
+    } else {
+      EXPECT_LT(calibration->reliability(), prior - 0.2) << "the target's token was not among retrieval's";
+    }
+    // The next cycle (no look made) teaches it nothing more.
+    const double after = calibration->reliability();
+    autob.observe(tree, stats);
+    EXPECT_EQ(calibration->reliability(), after);
+  }
+}
+
 // An arm's first trial has no rate yet: the retrieval tree must then beat the best arm's
 // rate, which the trial hopes to beat. A good tree defers the trial to a cycle where the
 // context offers less; one that cannot beat the best leaves the trial to run.
