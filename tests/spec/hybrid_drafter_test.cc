@@ -60,6 +60,26 @@ class HybridSources : public ::testing::Test {
     raw.max_nodes = 8;
     return {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13};
   }
+  // auto over a chain of one model token (measured at `chain_tokens_per_cycle` per 10 ms
+  // cycle) and the look's retrieval arm (measured at 1 token per 12 ms, so the selector does
+  // not explore it); every pass costs 10 ms whatever its rows (I/O-bound).
+  static std::unique_ptr<AutoTreeBuilder> chain_beside_look(double chain_tokens_per_cycle) {
+    std::vector<AutoArm> arms;
+    arms.push_back(
+        {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 2});
+    arms.push_back(look_arm());
+    auto autob = std::make_unique<AutoTreeBuilder>(std::move(arms));
+    every_pass_costs_10ms(*autob);
+    ArmEvidence chain, retrieval_alone;
+    for (int i = 0; i < 40; ++i) {
+      chain.add(0.995, chain_tokens_per_cycle, 0.01);
+      retrieval_alone.add(0.995, 1.0, 0.012);
+    }
+    AutoProfile profile;
+    profile.arms = {{"chain:1", chain}, {"coordgen", retrieval_alone}};
+    autob->start_from(profile);
+    return autob;
+  }
   // A hybrid whose retrieval is a sure match (token 9, p 0.95) beside the model's token 5
   // (p 0.7), drafting from the model as auto's session sets it.
   static std::unique_ptr<HybridDrafter> sure_match_hybrid() {
@@ -275,22 +295,8 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheChosenArm) {
     r->wants_rejected = true;
     HybridDrafter h(std::move(model_owned), std::move(retrieval_owned));
     h.set_sources(true, false);
-    std::vector<AutoArm> arms;
-    arms.push_back(
-        {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 2});
-    arms.push_back(look_arm());
-    AutoTreeBuilder autob(std::move(arms));
-    // Every pass costs 10 ms whatever its rows (I/O-bound); the chain arm emitted
-    // `chosen_tokens_per_cycle` per 10 ms cycle, the retrieval arm 1.
-    every_pass_costs_10ms(autob);
-    ArmEvidence chain, retrieval_alone;
-    for (int i = 0; i < 40; ++i) {
-      chain.add(0.995, chosen_tokens_per_cycle, 0.01);
-      retrieval_alone.add(0.995, 1.0, 0.012);
-    }
-    AutoProfile profile;
-    profile.arms = {{"chain:1", chain}, {"coordgen", retrieval_alone}};
-    autob.start_from(profile);
+    const std::unique_ptr<AutoTreeBuilder> auto_owned = chain_beside_look(chosen_tokens_per_cycle);
+    AutoTreeBuilder& autob = *auto_owned;
     TokenTree tree;
     ASSERT_NO_FATAL_FAILURE(build_first_cycle(autob, h, &tree));
     EXPECT_EQ(autob.current_arm(), 0) << "the selector chose the chain";
@@ -318,22 +324,9 @@ TEST_F(HybridSources, AutosRetrievalCalibrationLearnsFromALookItDidNotTake) {
     SCOPED_TRACE(target_token);
     const std::unique_ptr<HybridDrafter> hybrid_sure = sure_match_hybrid();
     HybridDrafter& h = *hybrid_sure;
-    std::vector<AutoArm> arms;
-    arms.push_back(
-        {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 2});
-    arms.push_back(look_arm());
-    AutoTreeBuilder autob(std::move(arms));
-    every_pass_costs_10ms(autob);
-    // The chain emits 10 tokens per 10 ms cycle: no retrieval tree beats it (and the
-    // retrieval arm is measured, so the selector does not explore it).
-    ArmEvidence chain, retrieval_alone;
-    for (int i = 0; i < 40; ++i) {
-      chain.add(0.995, 10.0, 0.01);
-      retrieval_alone.add(0.995, 1.0, 0.012);
-    }
-    AutoProfile profile;
-    profile.arms = {{"chain:1", chain}, {"coordgen", retrieval_alone}};
-    autob.start_from(profile);
+    // The chain emits 10 tokens per 10 ms cycle: no retrieval tree beats it.
+    const std::unique_ptr<AutoTreeBuilder> auto_owned = chain_beside_look(10.0);
+    AutoTreeBuilder& autob = *auto_owned;
     AcceptanceCalibration* calibration = autob.arms()[1].builder->acceptance_calibration();
     ASSERT_NE(calibration, nullptr);
     const double prior = calibration->reliability();
