@@ -1,6 +1,7 @@
 #include "spec/auto_tree_builder.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "base/check.h"
 #include "base/timer.h"
@@ -253,7 +254,9 @@ Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const Bui
     return true;
   }
   // Not taken: observe() lets the calibration learn from the target's tokens all the same.
-  look_tree_ = *tree;
+  // Swapped rather than copied (a look is made every cycle at a streamed budget); the
+  // caller's tree is cleared for the chosen arm either way.
+  std::swap(look_tree_, *tree);
   look_untaken_ = true;
   tree->clear();
   hybrid.forget_retrieval_cycle();
