@@ -5,12 +5,15 @@
 //     The attention op alone on the shapes that matter (stories260K tree verification,
 //     TinyLlama-1.1B-shaped decode at short and long context), the SIMD kernel next to the
 //     per-cell kernel it replaced (kept below, verbatim in behaviour, as `per_cell_attention`),
-//     both in this process, with their ratio.
+//     both in this process, with their ratio. The op reads the keys and values head-major
+//     (KvCache's layout since 8ba254e), the baseline the same values one row per cell.
 //
 //   attention_bench curve [--heads 8/8] [--head-dim 8] [--contexts 64,2048] [--rows 1,2,4,...]
 //     The attention op alone (one layer) on tree-shaped batches of every --rows count after
 //     every context, next to the one-task-per-(row, KV head) driver it replaced (kept below as
-//     `per_row_attention`), interleaved in this process; minimum of --repeats rounds.
+//     `per_row_attention`), interleaved in this process; minimum of --repeats rounds. The op
+//     reads a head-major copy of the keys and values (the cache's layout), the old driver
+//     the cell-major original.
 //
 //   attention_bench model MODEL.gguf [--contexts 64,2048] [--rows 1,2,4,...] [--repeats R]
 //     Whole resident forward passes of the model's layers (embed, every layer, LM head of
@@ -150,6 +153,18 @@ sf::ForwardBatch tree_batch(int prefix, int n, uint32_t seed) {
   return b;
 }
 
+// The same keys (values) as KvCache lays them out: a head's cells in a row (head-major),
+// from one row of all heads per cell (the baselines' layout).
+std::vector<uint16_t> head_major_copy(const std::vector<uint16_t>& cell_major, int64_t n_kv, int n_head_kv,
+                                      int head_dim) {
+  std::vector<uint16_t> out(cell_major.size());
+  for (int64_t c = 0; c < n_kv; ++c)
+    for (int h = 0; h < n_head_kv; ++h)
+      std::copy_n(cell_major.begin() + (c * n_head_kv + h) * head_dim, head_dim,
+                  out.begin() + (h * n_kv + c) * head_dim);
+  return out;
+}
+
 std::vector<int> parse_ints(const std::string& s) {
   std::vector<int> out;
   std::stringstream ss(s);
@@ -204,13 +219,16 @@ int run_ops(int threads, int repeats, const std::string& only, const std::string
     for (auto& x : v) x = sf::fp32_to_fp16(dist(rng));
     std::vector<float> q(static_cast<size_t>(c.rows) * c.n_head * c.head_dim), out(q.size());
     for (auto& x : q) x = dist(rng);
+    // The op reads the cache's layout; the per-cell baseline the one it was written for.
+    const std::vector<uint16_t> kh = head_major_copy(k, n_kv, c.n_head_kv, c.head_dim),
+                                vh = head_major_copy(v, n_kv, c.n_head_kv, c.head_dim);
+    const sf::KvLayout layout = sf::KvLayout::head_major(n_kv, c.head_dim);
     // Enough calls per sample that one sample takes ~10 ms.
     int calls = 1;
     for (;;) {
       sf::Stopwatch sw;
       for (int i = 0; i < calls; ++i)
-        sf::attention(s, q.data(), c.rows, k.data(), v.data(), sf::KvLayout::cell_major(s.n_head_kv, s.head_dim), n_kv,
-                      b.mask.data(), out.data(), pool);
+        sf::attention(s, q.data(), c.rows, kh.data(), vh.data(), layout, n_kv, b.mask.data(), out.data(), pool);
       if (sw.elapsed() > 0.01 || calls > (1 << 20)) break;
       calls *= 2;
     }
@@ -223,8 +241,7 @@ int run_ops(int threads, int repeats, const std::string& only, const std::string
       }));
       news.push_back(median_seconds(1, [&] {
         for (int i = 0; i < calls; ++i)
-          sf::attention(s, q.data(), c.rows, k.data(), v.data(), sf::KvLayout::cell_major(s.n_head_kv, s.head_dim),
-                        n_kv, b.mask.data(), out.data(), pool);
+          sf::attention(s, q.data(), c.rows, kh.data(), vh.data(), layout, n_kv, b.mask.data(), out.data(), pool);
       }));
     }
     std::sort(olds.begin(), olds.end());
@@ -256,7 +273,8 @@ int run_curve(int threads, int repeats, int n_head, int n_head_kv, int head_dim,
   struct Shape {
     int ctx, rows;
     sf::ForwardBatch batch;
-    std::vector<uint16_t> k, v;
+    std::vector<uint16_t> k, v;    // one row of all heads per cell (the baseline's layout)
+    std::vector<uint16_t> kh, vh;  // the same, head-major (the cache's layout, the op's input)
     std::vector<float> q, out;
     int calls = 1;
     std::vector<double> per_row, shared;  // seconds per call
@@ -266,12 +284,14 @@ int run_curve(int threads, int repeats, int n_head, int n_head_kv, int head_dim,
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (int ctx : contexts)
     for (int rows : row_counts) {
-      Shape sh{ctx, rows, tree_batch(ctx, rows, 11), {}, {}, {}, {}, 1, {}, {}};
+      Shape sh{ctx, rows, tree_batch(ctx, rows, 11), {}, {}, {}, {}, {}, {}, 1, {}, {}};
       const int64_t n_kv = sh.batch.n_kv;
       sh.k.resize(n_kv * kv_row);
       sh.v.resize(n_kv * kv_row);
       for (auto& x : sh.k) x = sf::fp32_to_fp16(dist(rng));
       for (auto& x : sh.v) x = sf::fp32_to_fp16(dist(rng));
+      sh.kh = head_major_copy(sh.k, n_kv, n_head_kv, head_dim);
+      sh.vh = head_major_copy(sh.v, n_kv, n_head_kv, head_dim);
       sh.q.resize(static_cast<size_t>(rows) * n_head * head_dim);
       sh.out.resize(sh.q.size());
       for (auto& x : sh.q) x = dist(rng);
@@ -280,8 +300,9 @@ int run_curve(int threads, int repeats, int n_head, int n_head_kv, int head_dim,
   const auto run = [&](Shape& sh, bool shared) {
     for (int i = 0; i < sh.calls; ++i)
       if (shared)
-        sf::attention(s, sh.q.data(), sh.rows, sh.k.data(), sh.v.data(), sf::KvLayout::cell_major(n_head_kv, head_dim),
-                      sh.batch.n_kv, sh.batch.mask.data(), sh.out.data(), pool);
+        sf::attention(s, sh.q.data(), sh.rows, sh.kh.data(), sh.vh.data(),
+                      sf::KvLayout::head_major(sh.batch.n_kv, head_dim), sh.batch.n_kv, sh.batch.mask.data(),
+                      sh.out.data(), pool);
       else
         per_row_attention(s, sh.q.data(), sh.rows, sh.k.data(), sh.v.data(), kv_row, sh.batch.n_kv,
                           sh.batch.mask.data(), sh.out.data(), pool);

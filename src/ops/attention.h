@@ -29,6 +29,8 @@ struct KvLayout {
   static KvLayout cell_major(int n_head_kv, int head_dim) {
     return {static_cast<int64_t>(n_head_kv) * head_dim, head_dim};
   }
+  // A head's `n_cells` cells (the cache's capacity, not only the filled ones) in a row.
+  static KvLayout head_major(int64_t n_cells, int head_dim) { return {head_dim, n_cells * head_dim}; }
 };
 
 // q:    [n_tokens, n_head * head_dim] f32

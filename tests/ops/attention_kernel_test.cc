@@ -144,7 +144,7 @@ TEST(AttentionKernel, HeadMajorLayoutGivesTheBitsOfCellMajor) {
     const AttentionShape s{c.n_head, c.n_head_kv, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
     const KvLayout cell_major = KvLayout::cell_major(s.n_head_kv, s.head_dim);
     const int64_t n_ctx = c.n_kv + 13;  // a head's cells are followed by unused ones, as in a cache
-    const KvLayout head_major{s.head_dim, n_ctx * s.head_dim};
+    const KvLayout head_major = KvLayout::head_major(n_ctx, s.head_dim);
     const auto k = random_f16(c.n_kv * cell_major.cell_stride, 3), v = random_f16(c.n_kv * cell_major.cell_stride, 4);
     std::vector<uint16_t> hk(static_cast<size_t>(s.n_head_kv * head_major.head_stride), fp32_to_fp16(1e4f));
     std::vector<uint16_t> hv(hk.size(), fp32_to_fp16(-1e4f));
