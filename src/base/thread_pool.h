@@ -44,9 +44,12 @@ class ThreadPool {
   // inputs and outputs and a wait at the end, several microseconds on a VM whose two cores
   // share a physical one, and a tiny model's pass is ~50 ops of a microsecond or less
   // (stories260K: decode 1.5x and 16-row passes 3x faster once ops under 64K multiply-adds
-  // stopped being split).
+  // stopped being split; 16- and 32-row passes another 1.2-1.3x once ops under 512K stopped
+  // too, i.e. a chunk of 256K units: a unit is a fraction of a nanosecond, so a split op
+  // below that gave each thread a microsecond or two, less than the hand-off; the 1.1B's
+  // ops are megabytes of weights and still split; docs/kernels.md, "The minimum chunk").
   int64_t grain_for_work(double work_per_item, int64_t min_grain = 1) const;
-  static constexpr int64_t kDefaultMinChunkWork = 65536;
+  static constexpr int64_t kDefaultMinChunkWork = 262144;
   int64_t min_chunk_work() const { return min_chunk_work_; }
   // Tests set 1 so that small shapes still exercise the split between threads.
   void set_min_chunk_work(int64_t work) { min_chunk_work_ = work < 1 ? 1 : work; }
