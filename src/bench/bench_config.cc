@@ -80,6 +80,8 @@ const char* kind_name(BenchMethod::Kind k) {
       return "edgellm-nosize";
     case K::kEdgeLlmRawConf:
       return "edgellm-rawconf";
+    case K::kEdgeLlmLikely:
+      return "edgellm-likely";
     case K::kBld:
       return "bld";
     case K::kCoordGen:
@@ -184,6 +186,7 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
     case K::kEdgeLlmNoCost:
     case K::kEdgeLlmNoSize:
     case K::kEdgeLlmRawConf:
+    case K::kEdgeLlmLikely:
     case K::kBld:
       spec.method = SpecConfig::Method::kEdgeLlm;
       spec.edgellm = c.edgellm;
@@ -193,6 +196,7 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       spec.edgellm.cost_stop = m.kind != K::kEdgeLlmNoCost && m.kind != K::kBld;
       spec.edgellm.measured_size = m.kind != K::kEdgeLlmNoSize && m.kind != K::kBld;
       spec.edgellm.calibrated_pacer = m.kind != K::kEdgeLlmRawConf;
+      if (m.kind == K::kEdgeLlmLikely) spec.edgellm.shape = EdgeLlmConfig::Shape::kMostLikely;
       if (m.kind == K::kBld) spec.edgellm.token_threshold = m.param > 0 ? m.param / 100.0f : kBldDefaultThreshold;
       break;
     case K::kCoordGen:
@@ -268,6 +272,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
                            K::kEdgeLlmNoCost,
                            K::kEdgeLlmNoSize,
                            K::kEdgeLlmRawConf,
+                           K::kEdgeLlmLikely,
                            K::kBld,
                            K::kCats,
                            K::kCatsNoAdapter,
@@ -295,7 +300,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
           "unknown method '" + std::string(item) +
           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
           "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, edgellm-nocost, edgellm-nosize, "
-          "edgellm-rawconf, "
+          "edgellm-rawconf, edgellm-likely, "
           "bld[:percent], "
           "cats[:gamma], "
           "cats-noadapter[:gamma], kangaroo[:gamma], coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, "

@@ -37,6 +37,7 @@ struct BenchMethod {
     kEdgeLlmNoCost,         // ... without the cost stop (the paper's tree growth: T_c < alpha only)
     kEdgeLlmNoSize,         // ... without the measured size bound (its caps chosen by realised rate)
     kEdgeLlmRawConf,        // ... the pacer on raw draft probabilities (the paper's) instead of calibrated ones
+    kEdgeLlmLikely,         // ... each step adds the node most likely accepted instead of the paced one
     kBld,                   // BiLD-style chain: stop at the first token below a fixed confidence
     // Retrieval drafting (no draft model): CoordGen, its ablations and the baselines.
     kCoordGen,         // suffix-automaton trees + calibration + draft reuse (+ history with --history-dir)

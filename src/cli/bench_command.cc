@@ -119,6 +119,7 @@ Status finish_config(const SessionFlags& session_flags, const BenchFlags& f, Ben
   c.cats.verifier_adapter = session_flags.cats_verifier_adapter;
   c.edgellm.alpha = session_flags.edgellm_alpha;
   c.edgellm.provisional = !session_flags.edgellm_no_provisional;
+  c.edgellm.shape = edgellm_shape_of(session_flags.edgellm_shape);
   c.retrieval.history_dir = session_flags.history_dir;
   c.retrieval.history_task = session_flags.history_task;
   c.retrieval.history_max_tokens = static_cast<uint64_t>(session_flags.history_max_tokens);

@@ -70,6 +70,10 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
                  "it adapts after every verification)");
   app.add_flag("--edgellm-no-provisional", edgellm_no_provisional,
                "edgellm: do not draft while the target waits for streamed weights");
+  app.add_option("--edgellm-shape", edgellm_shape,
+                 "edgellm: how the tree grows: paced (the paper's branch pacer, default) or likely (each step adds "
+                 "the node most likely to be accepted)")
+      ->check(CLI::IsMember({"paced", "likely"}));
   app.add_flag("--coordgen-no-calib", coordgen_no_calib, "coordgen: no calibration from the prefill's logits");
   app.add_flag("--coordgen-no-reuse", coordgen_no_reuse, "coordgen: no reuse of rejected draft tails");
   app.add_option("--history-dir", history_dir,
@@ -134,6 +138,10 @@ std::string default_method_for(const SessionFlags& flags) {
   if (!flags.draft_path.empty() && (flags.draft_min > 0 || flags.draft_p_min >= 0)) return "chain";
   if (flags.repeatable_sampling) return flags.draft_path.empty() ? "none" : "chain";
   return "auto";
+}
+
+EdgeLlmConfig::Shape edgellm_shape_of(const std::string& name) {
+  return name == "likely" ? EdgeLlmConfig::Shape::kMostLikely : EdgeLlmConfig::Shape::kPaced;
 }
 
 std::string SessionFlags::method() const { return spec.empty() ? default_method_for(*this) : spec; }
@@ -220,6 +228,7 @@ Result<SpecConfig> SessionFlags::spec_config() const {
                                                       : auto_profile_dir;
   c.edgellm.alpha = edgellm_alpha;
   c.edgellm.provisional = !edgellm_no_provisional;
+  c.edgellm.shape = edgellm_shape_of(edgellm_shape);
   c.mirror.exit_layer = mirror_exit_layer;
   c.mirror.kappa = mirror_kappa;
   c.draft_threads = draft_threads;

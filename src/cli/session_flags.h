@@ -36,6 +36,7 @@ struct SessionFlags {
   bool lever_no_prune = false;
   float edgellm_alpha = 0.01f;
   bool edgellm_no_provisional = false;
+  std::string edgellm_shape = "paced";
   int mirror_exit_layer = -1;
   int mirror_kappa = 8;
   int draft_threads = 0;
@@ -78,6 +79,9 @@ struct SessionFlags {
 // decides the default (auto; chain or none where llama.cpp's --draft-min/--draft-p-min or
 // sampling with a fixed --seed ask for a run that repeats, since auto's choices follow timings).
 std::string default_method_for(const SessionFlags& flags);
+
+// --edgellm-shape's value ("paced" or "likely"; CLI11 has checked it) as the config's enum.
+EdgeLlmConfig::Shape edgellm_shape_of(const std::string& name);
 
 // Session::create with what a user waits for on stderr: a line before loading a model big
 // enough to take a while, prefill progress for long prompts, and a warning when an

@@ -126,6 +126,14 @@ double EdgeLlmTreeBuilder::pace_conf(int32_t parent, int rank) const {
   return config_.calibrated_pacer ? reach_[parent + 1] * acceptance(parent, p) : conf_[parent + 1] * p;
 }
 
+double EdgeLlmTreeBuilder::fallback_confidence(int32_t node) const {
+  // The most likely shape ranks steps by the calibrated chance; its T_c is read on the same
+  // chances. On the raw products, a tree grown in that order drives the most confident
+  // leaf's product down fast, eq. (3) pushed alpha to its bound and at EMULATED 25 MB/s
+  // its trees stopped at 10-18 nodes where the paced ones reached ~48 (docs/edgellm.md).
+  return config_.shape == EdgeLlmConfig::Shape::kMostLikely ? reach_[node + 1] : conf_[node + 1];
+}
+
 int32_t EdgeLlmTreeBuilder::best_leaf(const TokenTree& tree) const {
   int32_t best = TokenTree::kRoot;
   for (int32_t n = 0; n < tree.size(); ++n)
@@ -201,15 +209,18 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
   SF_ASSIGN_OR_RETURN(bool ok, ensure_drafted(drafter, *tree, TokenTree::kRoot));
   if (!ok) return Status::Ok();
   const bool chain = !config_.pacer || config_.token_threshold > 0;
+  const bool most_likely = config_.shape == EdgeLlmConfig::Shape::kMostLikely;
   while (tree->size() < max_nodes) {
     const double m = static_cast<double>(tree->size()) + 1;
     // Candidate steps: extend a leaf by its best token, or open a branch at a drafted node.
     int32_t best_node = TokenTree::kRoot;
     bool best_is_leaf = false;
-    double best_deficit = -1e300, tc = 0;
+    // The step's score: the paced shape's shortfall M * C_i - TB_i, or the most likely
+    // shape's chance of acceptance.
+    double best_score = -1e300, tc = 0;
     if (tree->empty()) {
       best_is_leaf = true;  // the root is the only "leaf"
-      best_deficit = 0;
+      best_score = 0;
       tc = 1;
     }
     // The cost stop: steps that would lower the cycle's expected rate are not candidates
@@ -219,13 +230,15 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
     for (int32_t n = 0; n < tree->size(); ++n) {
       const TreeNode& node = tree->node(n);
       if (!tree->children(n).empty()) continue;
-      tc = std::max(tc, conf_[n + 1]);
+      tc = std::max(tc, fallback_confidence(n));
       if (node.depth >= max_depth_) continue;
       const NodeDistribution* d = dist_of(n);
-      if (!cost.pays(reach_[n + 1] * (d && !d->probs.empty() ? acceptance(n, d->probs[0].p) : top_p_), !d)) continue;
-      const double deficit = m * pace_conf(n) - node.depth;
-      if (deficit > best_deficit) {
-        best_deficit = deficit;
+      // The chance that the target accepts the node this step adds (its whole path).
+      const double chance = reach_[n + 1] * (d && !d->probs.empty() ? acceptance(n, d->probs[0].p) : top_p_);
+      if (!cost.pays(chance, !d)) continue;
+      const double score = most_likely ? chance : m * pace_conf(n) - node.depth;
+      if (score > best_score) {
+        best_score = score;
         best_node = n;
         best_is_leaf = true;
       }
@@ -235,10 +248,11 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
         const int r = next_candidate(*tree, n);
         if (r < 0) continue;
         const int depth = n == TokenTree::kRoot ? 0 : tree->node(n).depth;
-        if (!cost.pays(reach_[n + 1] * acceptance(n, dist_of(n)->probs[r].p), false)) continue;
-        const double deficit = m * pace_conf(n, r) - depth;
-        if (deficit > best_deficit) {
-          best_deficit = deficit;
+        const double chance = reach_[n + 1] * acceptance(n, dist_of(n)->probs[r].p);
+        if (!cost.pays(chance, false)) continue;
+        const double score = most_likely ? chance : m * pace_conf(n, r) - depth;
+        if (score > best_score) {
+          best_score = score;
           best_node = n;
           best_is_leaf = false;
         }
@@ -246,7 +260,7 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
     }
     last_tc_ = tc;
     if (uses_alpha() && !tree->empty() && tc < alpha_) break;  // fallback: verify now
-    if (best_deficit == -1e300) break;                         // nothing can grow (depth limit) or pays (cost stop)
+    if (best_score == -1e300) break;                           // nothing can grow (depth limit) or pays (cost stop)
     if (best_is_leaf) {
       SF_ASSIGN_OR_RETURN(ok, ensure_drafted(drafter, *tree, best_node));
       if (!ok) break;
@@ -262,7 +276,7 @@ Status EdgeLlmTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Toke
   if (!tree->empty()) {
     last_tc_ = 0;
     for (int32_t n = 0; n < tree->size(); ++n)
-      if (tree->children(n).empty()) last_tc_ = std::max(last_tc_, conf_[n + 1]);
+      if (tree->children(n).empty()) last_tc_ = std::max(last_tc_, fallback_confidence(n));
   }
   // The drafted nodes' candidate sets, from which the calibration learns what the target
   // picked (observe()).

@@ -16,7 +16,10 @@
 // learned online) rather than the raw product of draft probabilities; on stories260K at 0%
 // its trees accept 4.0-4.6 tokens per pass against 3.75-3.95 for the raw ones (15 paired
 // repetitions, docs/edgellm.md), because the distilled draft is under-confident about its
-// top token. T_c and alpha stay on the raw probabilities, as in the paper.
+// top token. T_c and alpha stay on the raw probabilities, as in the paper. Deviation
+// (EdgeLlmConfig::shape = kMostLikely, off by default): each step adds the node whose path
+// is most likely accepted instead of the one furthest below its paced length; the fallback,
+// cost stop, size bound and provisional drafting are the same.
 //
 // Fallback: before each step, the tree-cumulative confidence T_c = max_i C_i is compared
 // with alpha; below it, the tree goes to verification. After verification alpha adapts on
@@ -120,6 +123,9 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   // the branch its parent's candidate of rank `rank` would open.
   double pace_conf(int32_t node) const;
   double pace_conf(int32_t parent, int rank) const;
+  // A leaf's confidence for the fallback's T_c: the raw product of draft probabilities (the
+  // paper), or its calibrated chance under the most likely shape.
+  double fallback_confidence(int32_t node) const;
   // The most nodes a tree may have at this context under kVerifySlack (max_nodes_ when the
   // profile has no data).
   int64_t affordable_nodes(int context) const;

@@ -33,7 +33,8 @@ std::string distilled_draft() { return test::source_path("models/stories260K-dra
 // mechanism: at these EMULATED rates the read-ahead hides all of the drafting, so the
 // gate would lend nothing; without it the switch decides, and it lends first.
 std::unique_ptr<Session> make_session(bool speculative, const char* budget, double io_bandwidth,
-                                      bool provisional = true, bool lend_only_exposed = false) {
+                                      bool provisional = true, bool lend_only_exposed = false,
+                                      EdgeLlmConfig::Shape shape = EdgeLlmConfig::Shape::kPaced) {
   SessionOptions o;
   o.model_path = test::shared_path(kTarget);
   o.n_threads = 2;
@@ -46,6 +47,7 @@ std::unique_ptr<Session> make_session(bool speculative, const char* budget, doub
     o.spec.max_tree_nodes = 32;
     o.spec.edgellm.provisional = provisional;
     o.spec.edgellm.lend_only_exposed = lend_only_exposed;
+    o.spec.edgellm.shape = shape;
   }
   auto s = Session::create(o);
   EXPECT_TRUE(s.ok()) << s.status().message();
@@ -65,6 +67,7 @@ struct BudgetCase {
   const char* name;
   const char* budget;
   double io_bandwidth;  // EMULATED bytes/s; 0: the real disk (or nothing streams)
+  EdgeLlmConfig::Shape shape = EdgeLlmConfig::Shape::kPaced;
 };
 
 class EdgeLlmGreedy : public ::testing::TestWithParam<BudgetCase> {};
@@ -73,7 +76,7 @@ TEST_P(EdgeLlmGreedy, EqualsPlainDecodingAndKeepsProvisionalTokens) {
   SF_SKIP_WITHOUT_SHARED();
   const BudgetCase& c = GetParam();
   auto plain = make_session(false, "100%", 0);
-  auto spec = make_session(true, c.budget, c.io_bandwidth);
+  auto spec = make_session(true, c.budget, c.io_bandwidth, true, false, c.shape);
   ASSERT_TRUE(plain && spec);
   SamplingParams greedy;
   greedy.temperature = 0;
@@ -116,7 +119,9 @@ TEST_P(EdgeLlmGreedy, EqualsPlainDecodingAndKeepsProvisionalTokens) {
 INSTANTIATE_TEST_SUITE_P(Budgets, EdgeLlmGreedy,
                          ::testing::Values(BudgetCase{"streamed0_emulated", "0%", 100e6},
                                            BudgetCase{"streamed50_emulated", "50%", 50e6},
-                                           BudgetCase{"resident", "100%", 0}),
+                                           BudgetCase{"resident", "100%", 0},
+                                           BudgetCase{"streamed0_emulated_most_likely_shape", "0%", 100e6,
+                                                      EdgeLlmConfig::Shape::kMostLikely}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // With the default gate, a session whose drafting the read-ahead hides lends nothing: a

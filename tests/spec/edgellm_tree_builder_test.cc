@@ -182,6 +182,36 @@ TEST(EdgeLlmTreeBuilder, CalibratedPacerPacesByWhatTheTargetAccepts) {
   EXPECT_LT(wide.node(chain_end(wide, 0)).depth, 6);
 }
 
+// The most likely shape adds, each step, the node whose whole path the target most likely
+// accepts. A fresh calibration reads a draft probability p as about 0.9 * p (its prior), so
+// with token 0 at 0.8 below every node the chain [0], [0,0], [0,0,0], [0,0,0,0] is worth
+// ~0.72, 0.52, 0.37, 0.27 against ~0.14 for token 1 at the root: four nodes are one chain.
+// The paced shape on the same calibrated chances opens [1] at its third step
+// (3 * 0.52 - 2 < 0 against 3 * 0.14 - 0).
+TEST(EdgeLlmTreeBuilder, MostLikelyShapeAddsTheNodeMostLikelyAccepted) {
+  ScriptedDrafter drafter({0.8f, 0.15f, 0.05f});
+  EdgeLlmConfig paced_config = config(1e-4f);
+  paced_config.calibrated_pacer = true;
+  EdgeLlmConfig likely_config = paced_config;
+  likely_config.shape = EdgeLlmConfig::Shape::kMostLikely;
+  EdgeLlmTreeBuilder likely(likely_config, 64, 12, "edgellm-likely");
+  EdgeLlmTreeBuilder paced(paced_config, 64, 12, "edgellm");
+  const TokenTree chain = build(likely, drafter, 4);
+  ASSERT_EQ(chain.size(), 4);
+  EXPECT_EQ(chain.children(TokenTree::kRoot).size(), 1u);
+  EXPECT_EQ(chain.node(chain_end(chain, 0)).depth, 4) << "one chain of token 0";
+  const TokenTree wide = build(paced, drafter, 4);
+  ASSERT_EQ(wide.size(), 4);
+  EXPECT_GE(wide.children(TokenTree::kRoot).size(), 2u) << "the pacer opens a branch at the root";
+  // Where the root's second token is the likelier node, the most likely shape takes it:
+  // below a 0.5/0.45 split, [1] (~0.41) comes before [0,0] (~0.2).
+  ScriptedDrafter split({0.5f, 0.45f, 0.05f});
+  EdgeLlmTreeBuilder likely_split(likely_config, 64, 12, "edgellm-likely");
+  const TokenTree two = build(likely_split, split, 2);
+  ASSERT_EQ(two.size(), 2);
+  EXPECT_EQ(two.children(TokenTree::kRoot).size(), 2u);
+}
+
 TEST(EdgeLlmTreeBuilder, FallbackVerifiesWhenTreeConfidenceDropsBelowAlpha) {
   // One chain of 0.5-probable tokens: T_c = 0.5^k; with alpha 0.1 the fourth token is
   // added (T_c = 0.125 before it) and the fifth is not (T_c = 0.0625).
