@@ -18,8 +18,9 @@
 // repetitions, docs/edgellm.md), because the distilled draft is under-confident about its
 // top token. T_c and alpha stay on the raw probabilities, as in the paper. Deviation
 // (EdgeLlmConfig::shape = kMostLikely, off by default): each step adds the node whose path
-// is most likely accepted instead of the one furthest below its paced length; the fallback,
-// cost stop, size bound and provisional drafting are the same.
+// is most likely accepted instead of the one furthest below its paced length, and the
+// fallback reads T_c on those calibrated chances; the cost stop, size bound and provisional
+// drafting are the same.
 //
 // Fallback: before each step, the tree-cumulative confidence T_c = max_i C_i is compared
 // with alpha; below it, the tree goes to verification. After verification alpha adapts on
