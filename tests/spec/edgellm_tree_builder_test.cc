@@ -150,6 +150,13 @@ int32_t chain_end(const TokenTree& tree, int32_t token) {
   return node;
 }
 
+// `tree` holds `nodes` nodes in one chain of token 0 below the root.
+void expect_one_chain_of_token_zero(const TokenTree& tree, int nodes) {
+  EXPECT_EQ(tree.size(), nodes);
+  EXPECT_EQ(tree.children(TokenTree::kRoot).size(), 1u);
+  EXPECT_EQ(tree.node(chain_end(tree, 0)).depth, nodes) << "one chain of token 0";
+}
+
 // The calibrated pacer paces by what the target accepts. The draft is unsure (token 0 at
 // 0.5, 1 at 0.3, 2 at 0.2) but the target always picks token 0: once the calibration has
 // learnt that, the calibrated pacer spends six nodes on one deep chain of token 0, while
@@ -172,10 +179,7 @@ TEST(EdgeLlmTreeBuilder, CalibratedPacerPacesByWhatTheTargetAccepts) {
       builder->observe(tree, verified(tree, end, tree.node(end).depth));  // the target picks 0 everywhere
     }
   }
-  const TokenTree deep = build(calibrated, drafter, 6);
-  ASSERT_EQ(deep.size(), 6);
-  EXPECT_EQ(deep.children(TokenTree::kRoot).size(), 1u);
-  EXPECT_EQ(deep.node(chain_end(deep, 0)).depth, 6) << "one chain of token 0";
+  expect_one_chain_of_token_zero(build(calibrated, drafter, 6), 6);
   const TokenTree wide = build(raw, drafter, 6);
   ASSERT_EQ(wide.size(), 6);
   EXPECT_GE(wide.children(TokenTree::kRoot).size(), 2u) << "the paper's pacer opens branches at the root";
@@ -196,10 +200,7 @@ TEST(EdgeLlmTreeBuilder, MostLikelyShapeAddsTheNodeMostLikelyAccepted) {
   likely_config.shape = EdgeLlmConfig::Shape::kMostLikely;
   EdgeLlmTreeBuilder likely(likely_config, 64, 12, "edgellm-likely");
   EdgeLlmTreeBuilder paced(paced_config, 64, 12, "edgellm");
-  const TokenTree chain = build(likely, drafter, 4);
-  ASSERT_EQ(chain.size(), 4);
-  EXPECT_EQ(chain.children(TokenTree::kRoot).size(), 1u);
-  EXPECT_EQ(chain.node(chain_end(chain, 0)).depth, 4) << "one chain of token 0";
+  expect_one_chain_of_token_zero(build(likely, drafter, 4), 4);
   const TokenTree wide = build(paced, drafter, 4);
   ASSERT_EQ(wide.size(), 4);
   EXPECT_GE(wide.children(TokenTree::kRoot).size(), 2u) << "the pacer opens a branch at the root";
