@@ -27,9 +27,9 @@ out=bench-out/all
 mkdir -p "$out" docs/plots
 sf=${SF:-build/specflash}
 settings=${SETTINGS:-"stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b"}
-methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,edgellm-likely,coordgen,pld,sam"
+methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,edgellm-paced,coordgen,pld,sam"
 methods+=",coordgen-hybrid,cats,kangaroo,mirror,auto,auto-cold"
-io_methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,edgellm-likely"
+io_methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,edgellm-paced"
 io_methods+=",coordgen-hybrid,mirror,auto,auto-cold"
 stories=(-m models/stories260K.gguf --draft models/stories260K-draft.gguf --tree-widths 3,2,1
          --cats-draft-adapter models/stories260K-cats-draft-l1.gguf

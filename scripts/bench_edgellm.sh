@@ -15,7 +15,7 @@ out=bench-out/edgellm
 mkdir -p "$out"
 sf=build/specflash
 methods="flash-ar,chain:4,chain:8,bld,tree,edgellm,edgellm-nopacer,edgellm-nofallback,edgellm-noprovisional,edgellm-nocost"
-methods+=",edgellm-nosize,edgellm-rawconf,edgellm-likely,auto"
+methods+=",edgellm-nosize,edgellm-rawconf,edgellm-paced,auto"
 # PARTS="stories llama1b" (the default) picks a subset.
 parts=${PARTS:-"stories llama1b"}
 # stories260K passes cost well under a millisecond outside the phone regime, where one run

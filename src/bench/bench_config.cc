@@ -80,8 +80,8 @@ const char* kind_name(BenchMethod::Kind k) {
       return "edgellm-nosize";
     case K::kEdgeLlmRawConf:
       return "edgellm-rawconf";
-    case K::kEdgeLlmLikely:
-      return "edgellm-likely";
+    case K::kEdgeLlmPaced:
+      return "edgellm-paced";
     case K::kBld:
       return "bld";
     case K::kCoordGen:
@@ -186,7 +186,7 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
     case K::kEdgeLlmNoCost:
     case K::kEdgeLlmNoSize:
     case K::kEdgeLlmRawConf:
-    case K::kEdgeLlmLikely:
+    case K::kEdgeLlmPaced:
     case K::kBld:
       spec.method = SpecConfig::Method::kEdgeLlm;
       spec.edgellm = c.edgellm;
@@ -196,7 +196,10 @@ SpecConfig spec_for(const BenchConfig& c, BenchMethod m) {
       spec.edgellm.cost_stop = m.kind != K::kEdgeLlmNoCost && m.kind != K::kBld;
       spec.edgellm.measured_size = m.kind != K::kEdgeLlmNoSize && m.kind != K::kBld;
       spec.edgellm.calibrated_pacer = m.kind != K::kEdgeLlmRawConf;
-      if (m.kind == K::kEdgeLlmLikely) spec.edgellm.shape = EdgeLlmConfig::Shape::kMostLikely;
+      // The paper's pacer, and the baselines measured with its raw-probability fallback
+      // before the most likely shape became the default, keep the paced shape.
+      if (m.kind == K::kEdgeLlmPaced || m.kind == K::kEdgeLlmRawConf || m.kind == K::kBld)
+        spec.edgellm.shape = EdgeLlmConfig::Shape::kPaced;
       if (m.kind == K::kBld) spec.edgellm.token_threshold = m.param > 0 ? m.param / 100.0f : kBldDefaultThreshold;
       break;
     case K::kCoordGen:
@@ -272,7 +275,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
                            K::kEdgeLlmNoCost,
                            K::kEdgeLlmNoSize,
                            K::kEdgeLlmRawConf,
-                           K::kEdgeLlmLikely,
+                           K::kEdgeLlmPaced,
                            K::kBld,
                            K::kCats,
                            K::kCatsNoAdapter,
@@ -300,7 +303,7 @@ Result<std::vector<BenchMethod>> parse_methods(std::string_view text) {
           "unknown method '" + std::string(item) +
           "' (known: ar, flash-ar, chain[:gamma], tree, opt-tree[:nodes], lever, lever-noprune, lever-shadow, "
           "edgellm, edgellm-nopacer, edgellm-nofallback, edgellm-noprovisional, edgellm-nocost, edgellm-nosize, "
-          "edgellm-rawconf, edgellm-likely, "
+          "edgellm-rawconf, edgellm-paced, "
           "bld[:percent], "
           "cats[:gamma], "
           "cats-noadapter[:gamma], kangaroo[:gamma], coordgen[:nodes], coordgen-nocalib, coordgen-noreuse, "

@@ -36,8 +36,8 @@ struct BenchMethod {
     kEdgeLlmNoProvisional,  // ... no drafting during the target's I/O
     kEdgeLlmNoCost,         // ... without the cost stop (the paper's tree growth: T_c < alpha only)
     kEdgeLlmNoSize,         // ... without the measured size bound (its caps chosen by realised rate)
-    kEdgeLlmRawConf,        // ... the pacer on raw draft probabilities (the paper's) instead of calibrated ones
-    kEdgeLlmLikely,         // ... each step adds the node most likely accepted instead of the paced one
+    kEdgeLlmRawConf,        // ... the paper's pacer exactly: the paced shape on raw draft probabilities
+    kEdgeLlmPaced,          // ... the paper's branch pacer shapes the tree instead of the most likely node
     kBld,                   // BiLD-style chain: stop at the first token below a fixed confidence
     // Retrieval drafting (no draft model): CoordGen, its ablations and the baselines.
     kCoordGen,         // suffix-automaton trees + calibration + draft reuse (+ history with --history-dir)

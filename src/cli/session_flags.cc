@@ -71,8 +71,8 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_flag("--edgellm-no-provisional", edgellm_no_provisional,
                "edgellm: do not draft while the target waits for streamed weights");
   app.add_option("--edgellm-shape", edgellm_shape,
-                 "edgellm: how the tree grows: paced (the paper's branch pacer, default) or likely (each step adds "
-                 "the node most likely to be accepted)")
+                 "edgellm: how the tree grows: likely (each step adds the node most likely to be accepted, default) or "
+                 "paced (the paper's confidence-based branch pacer)")
       ->check(CLI::IsMember({"paced", "likely"}));
   app.add_flag("--coordgen-no-calib", coordgen_no_calib, "coordgen: no calibration from the prefill's logits");
   app.add_flag("--coordgen-no-reuse", coordgen_no_reuse, "coordgen: no reuse of rejected draft tails");

@@ -36,7 +36,7 @@ struct SessionFlags {
   bool lever_no_prune = false;
   float edgellm_alpha = 0.01f;
   bool edgellm_no_provisional = false;
-  std::string edgellm_shape = "paced";
+  std::string edgellm_shape = "likely";
   int mirror_exit_layer = -1;
   int mirror_kappa = 8;
   int draft_threads = 0;

@@ -81,7 +81,8 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune, bool p
   // waits to the draft model only where its drafting runs past the read-ahead and only
   // while lending measurably pays (its ProvisionalSwitch), so whether auto drafts during
   // verification is decided from this session's timings like everything else.
-  // Its trees grow in the most likely order rather than by the paper's pacer: with the rest
+  // Its trees grow in the most likely order (EdgeLLM's default shape) even where the user asks
+  // `--edgellm-shape paced` for `--spec edgellm`: with the rest
   // of the policy the same, auto with that arm was 1.02x auto with the paced one (median of
   // six 9-repetition runs on stories260K at 0% and 50%, five of them above 1; the policy alone
   // beat its paced form at 0% in all ten runs of docs/edgellm.md, "The tree's shape").

@@ -48,17 +48,20 @@ struct EdgeLlmConfig {
   // as the paper. The fallback's T_c and alpha stay on the raw probabilities either way.
   bool calibrated_pacer = true;
   // How the tree grows, one node a step, among the steps the cost stop lets pay.
+  //  kMostLikely (the default, beyond the paper): add the node whose whole path the target
+  //    is most likely to accept (the calibrated chance), the order that gives a tree of any
+  //    size the most expected accepted tokens when acceptances are independent (LEVER's and
+  //    opt-tree's builders grow the same way); the fallback's T_c is read on the same
+  //    calibrated chances. It serves the paper's own premise (a likelier branch is explored
+  //    further) exactly where the pacer's L_i = C_i * M approximates it.
   //  kPaced: the paper's branch pacer (extend the branch furthest below its target length
-  //    M * C_i).
-  //  kMostLikely (beyond the paper): add the node whose whole path the target is most
-  //    likely to accept (the calibrated chance), the order that gives a tree of any size the
-  //    most expected accepted tokens when acceptances are independent (LEVER's and opt-tree's
-  //    builders grow the same way); the fallback's T_c is read on the same calibrated chances.
-  //    On stories260K at 0% (real disk) the paced trees sat level with chain:8 and these beat
-  //    it in 9 of 10 paired runs, the rest of EdgeLLM unchanged (docs/edgellm.md, "The tree's
-  //    shape"). auto's EdgeLLM arm always grows this way.
+  //    M * C_i); `--edgellm-shape paced`, bench method edgellm-paced.
+  //    On stories260K at 0% (real disk) the paced trees sat level with chain:8 in every run of
+  //    record and 14 paired runs, while the most likely shape beat chain:8 in 9 of 10 paired
+  //    runs and in every 0% row of the caa0fc8 report, the rest of EdgeLLM unchanged
+  //    (docs/edgellm.md, "The tree's shape"); so the default grows the most likely node.
   enum class Shape { kPaced, kMostLikely };
-  Shape shape = Shape::kPaced;
+  Shape shape = Shape::kMostLikely;
   bool fallback = true;   // verify when T_c < alpha (self-adaptive); off: at a fixed tree size
   int fixed_tokens = 16;  // tree size at which verification starts when the fallback is off
   // Beyond the paper: also verify when the pacer's next step would lower the tree's

@@ -51,6 +51,28 @@ TEST(BenchFlags, MirrorKappaAndExitInOneRun) {
     expect_error(parse_methods(bad).status(), "mirror takes");
 }
 
+// `edgellm` grows the most likely node (the default shape); the paper's pacer is the
+// `edgellm-paced` row, and `edgellm-rawconf` is that pacer on raw probabilities.
+TEST(BenchFlags, EdgeLlmRowsNameTheirTreeShape) {
+  using Shape = EdgeLlmConfig::Shape;
+  auto m = parse_methods("edgellm,edgellm-paced,edgellm-rawconf,edgellm-nopacer");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 4u);
+  BenchConfig c = valid_config();
+  c.draft_model_path = "draft.gguf";
+  const SpecConfig likely = spec_for(c, (*m)[0]), paced = spec_for(c, (*m)[1]), raw = spec_for(c, (*m)[2]);
+  EXPECT_EQ(likely.method, SpecConfig::Method::kEdgeLlm);
+  EXPECT_EQ(likely.edgellm.shape, Shape::kMostLikely);
+  EXPECT_TRUE(likely.edgellm.pacer);
+  EXPECT_EQ(paced.edgellm.shape, Shape::kPaced);
+  EXPECT_TRUE(paced.edgellm.calibrated_pacer);
+  EXPECT_EQ(raw.edgellm.shape, Shape::kPaced);
+  EXPECT_FALSE(raw.edgellm.calibrated_pacer);
+  EXPECT_FALSE(spec_for(c, (*m)[3]).edgellm.pacer) << "nopacer: one chain";
+  EXPECT_EQ(method_name((*m)[1]), "edgellm-paced");
+  expect_error(parse_methods("edgellm-likely").status(), "unknown method 'edgellm-likely'");
+}
+
 TEST(BenchFlags, Budgets) {
   auto b = parse_budgets("100%,50%,0%,300M");
   ASSERT_TRUE(b.ok()) << b.status().message();

@@ -34,7 +34,7 @@ std::string distilled_draft() { return test::source_path("models/stories260K-dra
 // gate would lend nothing; without it the switch decides, and it lends first.
 std::unique_ptr<Session> make_session(bool speculative, const char* budget, double io_bandwidth,
                                       bool provisional = true, bool lend_only_exposed = false,
-                                      EdgeLlmConfig::Shape shape = EdgeLlmConfig::Shape::kPaced) {
+                                      EdgeLlmConfig::Shape shape = EdgeLlmConfig{}.shape) {
   SessionOptions o;
   o.model_path = test::shared_path(kTarget);
   o.n_threads = 2;
@@ -66,8 +66,8 @@ const std::vector<std::string> kPrompts = {
 struct BudgetCase {
   const char* name;
   const char* budget;
-  double io_bandwidth;  // EMULATED bytes/s; 0: the real disk (or nothing streams)
-  EdgeLlmConfig::Shape shape = EdgeLlmConfig::Shape::kPaced;
+  double io_bandwidth;                                 // EMULATED bytes/s; 0: the real disk (or nothing streams)
+  EdgeLlmConfig::Shape shape = EdgeLlmConfig{}.shape;  // the default: the most likely node
 };
 
 class EdgeLlmGreedy : public ::testing::TestWithParam<BudgetCase> {};
@@ -116,13 +116,12 @@ TEST_P(EdgeLlmGreedy, EqualsPlainDecodingAndKeepsProvisionalTokens) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Budgets, EdgeLlmGreedy,
-                         ::testing::Values(BudgetCase{"streamed0_emulated", "0%", 100e6},
-                                           BudgetCase{"streamed50_emulated", "50%", 50e6},
-                                           BudgetCase{"resident", "100%", 0},
-                                           BudgetCase{"streamed0_emulated_most_likely_shape", "0%", 100e6,
-                                                      EdgeLlmConfig::Shape::kMostLikely}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Budgets, EdgeLlmGreedy,
+    ::testing::Values(BudgetCase{"streamed0_emulated", "0%", 100e6}, BudgetCase{"streamed50_emulated", "50%", 50e6},
+                      BudgetCase{"resident", "100%", 0},
+                      BudgetCase{"streamed0_emulated_paced_shape", "0%", 100e6, EdgeLlmConfig::Shape::kPaced}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 // With the default gate, a session whose drafting the read-ahead hides lends nothing: a
 // carried chain would save only drafting that costs no time (0% at EMULATED 100 MB/s,

@@ -65,7 +65,8 @@ class ScriptedDrafter : public Drafter {
   DraftCounters counters_;
 };
 
-// The paper's pacer (raw draft probabilities, so the shapes can be computed by hand) and
+// The paper's pacer (the paced shape on raw draft probabilities, so the shapes can be
+// computed by hand; the default shape is the most likely node's) and
 // lending decided by the switch alone (these scripted cycles have no read-ahead to hide
 // drafting behind); the tests of the calibrated pacer and of the lending gate set their own.
 EdgeLlmConfig config(float alpha, bool pacer = true) {
@@ -73,6 +74,7 @@ EdgeLlmConfig config(float alpha, bool pacer = true) {
   c.alpha = alpha;
   c.alpha_max = 0.5f;
   c.pacer = pacer;
+  c.shape = EdgeLlmConfig::Shape::kPaced;
   c.calibrated_pacer = false;
   c.lend_only_exposed = false;
   return c;
@@ -198,8 +200,8 @@ TEST(EdgeLlmTreeBuilder, MostLikelyShapeAddsTheNodeMostLikelyAccepted) {
   paced_config.calibrated_pacer = true;
   EdgeLlmConfig likely_config = paced_config;
   likely_config.shape = EdgeLlmConfig::Shape::kMostLikely;
-  EdgeLlmTreeBuilder likely(likely_config, 64, 12, "edgellm-likely");
-  EdgeLlmTreeBuilder paced(paced_config, 64, 12, "edgellm");
+  EdgeLlmTreeBuilder likely(likely_config, 64, 12, "edgellm");
+  EdgeLlmTreeBuilder paced(paced_config, 64, 12, "edgellm-paced");
   expect_one_chain_of_token_zero(build(likely, drafter, 4), 4);
   const TokenTree wide = build(paced, drafter, 4);
   ASSERT_EQ(wide.size(), 4);
@@ -207,7 +209,7 @@ TEST(EdgeLlmTreeBuilder, MostLikelyShapeAddsTheNodeMostLikelyAccepted) {
   // Where the root's second token is the likelier node, the most likely shape takes it:
   // below a 0.5/0.45 split, [1] (~0.41) comes before [0,0] (~0.2).
   ScriptedDrafter split({0.5f, 0.45f, 0.05f});
-  EdgeLlmTreeBuilder likely_split(likely_config, 64, 12, "edgellm-likely");
+  EdgeLlmTreeBuilder likely_split(likely_config, 64, 12, "edgellm");
   const TokenTree two = build(likely_split, split, 2);
   ASSERT_EQ(two.size(), 2);
   EXPECT_EQ(two.children(TokenTree::kRoot).size(), 2u);
