@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Reproduces docs/edgellm.md: EdgeLLM, its ablations (paper fig. 22: pacer, fallback,
-# provisional generation each removed; and the cost stop, ours) and the baselines it compares with (SP = a
-# fixed-length chain, BiLD-style fixed confidence threshold, SpecInfer-style static tree)
-# and `auto` (whose arms include EdgeLLM's trees),
+# Reproduces docs/edgellm.md: EdgeLLM, its ablations (paper fig. 22: the tree's shape,
+# fallback, provisional generation each removed; and the cost stop and size cap, ours), the
+# paper's own pacer (edgellm-paced; edgellm-rawconf on raw probabilities) and the baselines it
+# compares with (SP = a fixed-length chain, BiLD-style fixed confidence threshold,
+# SpecInfer-style static tree) and `auto` (whose arms include EdgeLLM's trees),
 # one `specflash bench` run per storage setting, on (i) stories260K with its distilled
 # draft (real acceptance) and (ii) the synthetic 1.1B Llama with a synthetic draft (cost
 # only), at budgets 0% and 50%, on the real disk and with EMULATED 4 GB/s (UFS 4.0) and
-# 2 GB/s (UFS 3.1) storage, plus the scaled phone regime (EMULATED 25 MB/s: a stories260K
-# pass at 0% then costs ~40 draft steps, as an 8B Q4_0 target on UFS 4.0 does against a
-# ~0.5B draft). Writes bench-out/edgellm/*.md and *.json. About 22 minutes on 2 cores (measured at cb4a64e).
+# 2 GB/s (UFS 3.1) storage, plus an I/O-bound setting (EMULATED 25 MB/s: a stories260K pass
+# at 0% then takes ~37 ms, ~2,000 draft steps, the regime where the paper's premise holds in
+# full). Writes bench-out/edgellm/*.md and *.json. About 33 minutes on 2 cores with REPEAT=5
+# (measured at c953e30; 22 with the default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-out/edgellm
