@@ -222,10 +222,15 @@ TEST(EdgeLlmCarry, CarriedDraftsEqualFreshDrafting) {
   expect_same(carried_out[1], fresh_out[1], "below a new sibling");
 }
 
-TEST(EdgeLlmSampling, LosslessWithProvisionalDrafting) {
+// Sampled decoding is lossless at every budget, with provisional drafting on: where the
+// target streams, the worker drafts during its waits and some of what it drafts is kept.
+class EdgeLlmSampling : public ::testing::TestWithParam<BudgetCase> {};
+
+TEST_P(EdgeLlmSampling, LosslessWithProvisionalDrafting) {
   SF_SKIP_WITHOUT_SHARED();
+  const BudgetCase& c = GetParam();
   auto plain = make_session(false, "100%", 0);
-  auto spec = make_session(true, "0%", 400e6);
+  auto spec = make_session(true, c.budget, c.io_bandwidth);
   ASSERT_TRUE(plain && spec);
   SamplingParams sp;
   sp.temperature = 0.9f;
@@ -247,15 +252,26 @@ TEST(EdgeLlmSampling, LosslessWithProvisionalDrafting) {
   const double p_first = test::chi_square_p_value(n.first_spec, p1);
   const double p_last = test::two_sample_p_value(n.last_spec, n.last_plain);
   std::printf(
-      "first token p=%.3f; token %d vs plain sampling p=%.3f; accepted %llu of %llu, provisional %llu kept %llu\n",
-      p_first, kLength, p_last, static_cast<unsigned long long>(accepted), static_cast<unsigned long long>(proposed),
-      static_cast<unsigned long long>(provisional), static_cast<unsigned long long>(kept));
+      "%s: first token p=%.3f; token %d vs plain sampling p=%.3f; accepted %llu of %llu, provisional %llu kept %llu\n",
+      c.name, p_first, kLength, p_last, static_cast<unsigned long long>(accepted),
+      static_cast<unsigned long long>(proposed), static_cast<unsigned long long>(provisional),
+      static_cast<unsigned long long>(kept));
   EXPECT_GT(p_first, 1e-3) << "first-token distribution differs from the target's";
   EXPECT_GT(p_last, 1e-3) << "a later token's distribution differs from plain sampling";
   EXPECT_GT(accepted, 0u);
   EXPECT_LT(accepted, proposed);
-  EXPECT_GT(kept, 0u) << "provisional tokens must have been kept, or the carry path is untested";
+  if (std::string(c.budget) == "100%") {
+    EXPECT_EQ(provisional, 0u) << "nothing streams, so nothing is lent";
+  } else {
+    EXPECT_GT(kept, 0u) << "provisional tokens must have been kept, or the carry path is untested";
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Budgets, EdgeLlmSampling,
+                         ::testing::Values(BudgetCase{"streamed0_emulated", "0%", 400e6},
+                                           BudgetCase{"streamed50_emulated", "50%", 200e6},
+                                           BudgetCase{"resident", "100%", 0}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace sf
