@@ -32,7 +32,7 @@ void SessionFlags::add_to(CLI::App& app, bool model_required) {
   app.add_option("--draft", draft_path, "draft model for speculative decoding (same vocabulary as the target)");
   app.add_option("--spec", spec,
                  "speculative method: none, chain, tree (static widths), opt-tree (best tree for a node budget), "
-                 "lever (gain/cost trees + early-exit pruning), edgellm (confidence-paced trees, adaptive "
+                 "lever (gain/cost trees + early-exit pruning), edgellm (confidence-shaped trees, adaptive "
                  "verification, drafting during the target's I/O), mirror (Mirror-SD: rollouts of the next window "
                  "from the target's early-exit top-k, drafted in parallel with its later layers); coordgen "
                  "(retrieval from the context, no draft model needed; with --draft a hybrid), pld and sam (retrieval "

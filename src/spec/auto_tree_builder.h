@@ -8,7 +8,7 @@
 // The arms (make_auto_arms):
 //  - with a draft model: plain, CoordGen's retrieval trees drafted from the context alone
 //    and sized by LEVER's gain/cost rule, then LEVER's gain/cost trees (with early-exit pruning when the
-//    session has a pruner), EdgeLLM's confidence-paced trees (with provisional drafting during
+//    session has a pruner), EdgeLLM's trees (grown in the most likely order; with provisional drafting during
 //    the target's I/O where it measurably pays: EdgeLlmTreeBuilder's ProvisionalSwitch) and
 //    chains of 2, 4 and 8 tokens, and, on a machine with the cores for it, Mirror-SD's
 //    window (a chain whose verification drafts the next window's rollouts on the draft's own

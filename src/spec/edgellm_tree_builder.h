@@ -1,5 +1,6 @@
-// EdgeLlmTreeBuilder: EdgeLLM's confidence-paced token tree with its self-adaptive
-// verification timing (paper III-B and III-C).
+// EdgeLlmTreeBuilder: EdgeLLM's confidence-shaped token tree (grown in the most likely
+// order by default, or by the paper's branch pacer) with its self-adaptive verification
+// timing (paper III-B and III-C).
 //
 // Branches are the root-to-leaf paths; a branch's cumulative confidence C_i is the product
 // of the draft probabilities along it. The pacer wants branch lengths proportional to
@@ -16,12 +17,13 @@
 // learned online) rather than the raw product of draft probabilities; on stories260K at 0%
 // its trees accept 4.0-4.6 tokens per pass against 3.75-3.95 for the raw ones (15 paired
 // repetitions, docs/edgellm.md), because the distilled draft is under-confident about its
-// top token. T_c and alpha stay on the raw probabilities, as in the paper. Deviation
-// (EdgeLlmConfig::shape = kMostLikely, the default since the paced shape only tied chain:8 at
-// 0% on stories260K): each step adds the node whose path is most likely accepted instead of
-// the one furthest below its paced length, and the fallback reads T_c on those calibrated
-// chances; the cost stop, size bound and provisional drafting are the same. The paced
-// shape (kPaced, the paper's pacer above) stays selectable (`--edgellm-shape paced`).
+// top token. With the paced shape T_c and alpha stay on the raw probabilities, as in the
+// paper. Deviation (EdgeLlmConfig::shape = kMostLikely, the default since the paced shape
+// only tied chain:8 at 0% on stories260K): each step adds the node whose path is most likely
+// accepted instead of the one furthest below its paced length, and the fallback reads T_c
+// on those calibrated chances; the cost stop, size bound and provisional drafting are the
+// same. The paced shape (kPaced, the paper's pacer above) stays selectable
+// (`--edgellm-shape paced`).
 //
 // Fallback: before each step, the tree-cumulative confidence T_c = max_i C_i is compared
 // with alpha; below it, the tree goes to verification. After verification alpha adapts on

@@ -45,7 +45,8 @@ struct EdgeLlmConfig {
   // Beyond the paper: the pacer's confidences are the calibrated chances of acceptance
   // (LEVER's calibration, learned online from the verified rows) rather than the raw draft
   // probabilities, so branch lengths follow what the target accepts. Off: raw probabilities,
-  // as the paper. The fallback's T_c and alpha stay on the raw probabilities either way.
+  // as the paper. With the paced shape the fallback's T_c stays on the raw probabilities
+  // either way (the most likely shape reads it on the calibrated chances).
   bool calibrated_pacer = true;
   // How the tree grows, one node a step, among the steps the cost stop lets pay.
   //  kMostLikely (the default, beyond the paper): add the node whose whole path the target
@@ -56,10 +57,11 @@ struct EdgeLlmConfig {
   //    further) exactly where the pacer's L_i = C_i * M approximates it.
   //  kPaced: the paper's branch pacer (extend the branch furthest below its target length
   //    M * C_i); `--edgellm-shape paced`, bench method edgellm-paced.
-  //    On stories260K at 0% (real disk) the paced trees sat level with chain:8 in every run of
-  //    record and 14 paired runs, while the most likely shape beat chain:8 in 9 of 10 paired
-  //    runs and in every 0% row of the caa0fc8 report, the rest of EdgeLLM unchanged
-  //    (docs/edgellm.md, "The tree's shape"); so the default grows the most likely node.
+  //    On stories260K at 0% at this disk's speed the paced trees sat level with chain:8 in
+  //    every run of record and paired run, while the most likely shape beat chain:8 in 18 of
+  //    19 paired runs (by a few percent; 1.58x where the pass is I/O-bound), the rest of
+  //    EdgeLLM unchanged (docs/edgellm.md, "The default shape"); so the default grows the most
+  //    likely node.
   enum class Shape { kPaced, kMostLikely };
   Shape shape = Shape::kMostLikely;
   bool fallback = true;   // verify when T_c < alpha (self-adaptive); off: at a fixed tree size
