@@ -9,8 +9,8 @@
 # only), at budgets 0% and 50%, on the real disk and with EMULATED 4 GB/s (UFS 4.0) and
 # 2 GB/s (UFS 3.1) storage, plus an I/O-bound setting (EMULATED 25 MB/s: a stories260K pass
 # at 0% then takes ~37 ms, ~2,000 draft steps, the regime where the paper's premise holds in
-# full). Writes bench-out/edgellm/*.md and *.json. About 33 minutes on 2 cores with REPEAT=5
-# (measured at c953e30; 22 with the default 3).
+# full). Writes bench-out/edgellm/*.md and *.json. On 2 cores: about 33 minutes with
+# REPEAT=5 (c953e30), 28 with REPEAT=15 REPEAT_IO=3 (7242ac2), 22 with the defaults (cb4a64e).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-out/edgellm

@@ -68,6 +68,7 @@ struct BudgetCase {
   const char* budget;
   double io_bandwidth;                                 // EMULATED bytes/s; 0: the real disk (or nothing streams)
   EdgeLlmConfig::Shape shape = EdgeLlmConfig{}.shape;  // the default: the most likely node
+  bool streams() const { return std::string(budget) != "100%"; }
 };
 
 class EdgeLlmGreedy : public ::testing::TestWithParam<BudgetCase> {};
@@ -107,7 +108,7 @@ TEST_P(EdgeLlmGreedy, EqualsPlainDecodingAndKeepsProvisionalTokens) {
   EXPECT_GT(proposed, 0u);
   EXPECT_GT(static_cast<double>(accepted), 0.05 * static_cast<double>(proposed)) << "drafts must be accepted";
   EXPECT_LT(alpha_min, alpha_max) << "alpha adapts";
-  if (std::string(c.budget) == "100%") {
+  if (!c.streams()) {
     EXPECT_EQ(provisional, 0u) << "nothing streams, so the target never waits and lends no time";
   } else {
     EXPECT_GT(provisional, 0u) << "provisional tokens must be drafted during the target's I/O waits";
@@ -230,7 +231,7 @@ TEST_P(EdgeLlmSampling, LosslessWithProvisionalDrafting) {
   SF_SKIP_WITHOUT_SHARED();
   const BudgetCase& c = GetParam();
   auto plain = make_session(false, "100%", 0);
-  auto spec = make_session(true, c.budget, c.io_bandwidth);
+  auto spec = make_session(true, c.budget, c.io_bandwidth, true, false, c.shape);
   ASSERT_TRUE(plain && spec);
   SamplingParams sp;
   sp.temperature = 0.9f;
@@ -260,7 +261,7 @@ TEST_P(EdgeLlmSampling, LosslessWithProvisionalDrafting) {
   EXPECT_GT(p_last, 1e-3) << "a later token's distribution differs from plain sampling";
   EXPECT_GT(accepted, 0u);
   EXPECT_LT(accepted, proposed);
-  if (std::string(c.budget) == "100%") {
+  if (!c.streams()) {
     EXPECT_EQ(provisional, 0u) << "nothing streams, so nothing is lent";
   } else {
     EXPECT_GT(kept, 0u) << "provisional tokens must have been kept, or the carry path is untested";
