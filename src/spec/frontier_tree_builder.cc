@@ -24,11 +24,12 @@ Status FrontierTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, Tok
   double c_draft = 0;  // this cycle's measured draft time so far
   // Drafts `nodes` in one pass and moves their candidates into the frontier.
   auto expand = [&](const std::vector<int32_t>& nodes) -> Status {
-    const double before = drafter.draft_counters().seconds;
+    const DraftCounters before = drafter.draft_counters();
     SF_RETURN_IF_ERROR(drafter.draft(*tree, nodes, &dists));
-    const double seconds = drafter.draft_counters().seconds - before;
-    c_draft += seconds;
-    if (!dists.empty()) profile_.observe_draft(static_cast<int>(dists.size()), seconds);
+    const double seconds = drafter.draft_counters().seconds - before.seconds;
+    c_draft += seconds;  // this cycle's real cost, a long catch-up included
+    if (!dists.empty() && !caught_up_beyond_a_cycle(before, drafter.draft_counters()))
+      profile_.observe_draft(static_cast<int>(dists.size()), seconds);
     for (size_t i = 0; i < dists.size(); ++i) {
       const int32_t parent = nodes[i];
       record_candidates(tree, parent, dists[i]);

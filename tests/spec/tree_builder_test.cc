@@ -30,6 +30,15 @@ class ScriptedDrafter : public Drafter {
     ++counters_.passes;
     counters_.rows += nodes.size();
     counters_.seconds += 1e-4 * static_cast<double>(nodes.size());
+    if (!nodes.empty() && nodes.front() == TokenTree::kRoot) {
+      // The root's pass runs the committed tokens the draft has not run yet (a real drafter's
+      // catch-up): those beyond the one a cycle leaves behind cost catch_up_seconds each.
+      const double extra = catch_up_seconds * static_cast<double>(catch_up_next - 1);
+      counters_.seconds += extra;
+      counters_.catch_up_tokens += catch_up_next;
+      counters_.catch_up_seconds += 1e-4 + extra;
+      catch_up_next = 1;
+    }
     batch_sizes.push_back(static_cast<int>(nodes.size()));
     for (int32_t n : nodes) {
       EXPECT_TRUE(n == TokenTree::kRoot || drafted_.count(tree.node(n).parent) > 0 ||
@@ -46,6 +55,8 @@ class ScriptedDrafter : public Drafter {
   void commit(const TokenTree&, const std::vector<int32_t>&, int32_t) override {}
   const DraftCounters& draft_counters() const override { return counters_; }
   std::vector<int> batch_sizes;
+  uint64_t catch_up_next = 1;   // tokens the next root pass runs
+  double catch_up_seconds = 0;  // each of them beyond the first
 
  private:
   std::vector<float> probs_;
@@ -144,6 +155,51 @@ TEST(FrontierTreeBuilder, LeverGrowsWhenRowsAreCheapAndStopsWhenTheyAreNot) {
   EXPECT_LE(big.size(), 64);
   // Children are deterministic (prunable), below drafted parents only.
   for (int32_t i = -1; i < big.size(); ++i) EXPECT_TRUE(big.deterministic_children(i));
+}
+
+// LEVER's gain/cost trees charge every expansion a draft pass: a root pass that first caught
+// the draft model up on a new prompt (or, inside auto, on tokens another source's cycles
+// emitted) must not be learnt as one. Learnt, it inflated the pass cost 2-20x for the cycles
+// that followed and cut their trees short (docs/auto.md).
+TEST(FrontierTreeBuilder, ALongCatchUpIsNotLearntAsTheCostOfADraftPass) {
+  SpecConfig c;
+  c.method = SpecConfig::Method::kLever;
+  c.max_tree_nodes = 64;
+  // A streamed pass (1 ms, rows nearly free) and draft passes of 0.1 ms a node: the draft's
+  // cost is what bounds the tree.
+  const auto lever_builder = [&c] {
+    auto b = make_tree_builder(c);
+    for (int r : {1, 2, 4, 8, 16, 32, 65}) b->latency_profile()->observe_verify(r, 0, 1e-3 + 1e-5 * r);
+    return b;
+  };
+  // Each builder's first cycle starts a prompt; the fourth tree is compared (the first
+  // cycles also split the passes into a fixed part and a part per row).
+  ScriptedDrafter plain_start({0.7f, 0.2f, 0.1f});
+  auto without = lever_builder();
+  for (int i = 0; i < 3; ++i) build(*without, plain_start, 1000);
+  const int normal = build(*without, plain_start, 1000).size();
+  // The first root pass catches up on a 40-token prompt at 1 ms a token: 39 ms, 390x a pass.
+  ScriptedDrafter caught_up({0.7f, 0.2f, 0.1f});
+  caught_up.catch_up_next = 40;
+  caught_up.catch_up_seconds = 1e-3;
+  auto with = lever_builder();
+  for (int i = 0; i < 3; ++i) build(*with, caught_up, 1000);
+  EXPECT_NEAR(with->latency_profile()->draft_pass_seconds(), without->latency_profile()->draft_pass_seconds(), 1e-9);
+  const int after = build(*with, caught_up, 1000).size();
+  EXPECT_GE(after, normal - 1);
+  // What learning it would have done: a profile told the catch-up's 39 ms as its first pass.
+  ScriptedDrafter d({0.7f, 0.2f, 0.1f});
+  auto learnt = lever_builder();
+  learnt->latency_profile()->observe_draft(1, 39e-3);
+  const int cut = build(*learnt, d, 1000).size();
+  std::printf("lever trees after a prompt: %d nodes, %d after a 40-token catch-up, %d had it been learnt\n", normal,
+              after, cut);
+  EXPECT_LT(cut, normal / 2);
+  // A cycle's own leftover (the bonus token and an undrafted accepted leaf) is learnt.
+  const double pass = with->latency_profile()->draft_pass_seconds();
+  caught_up.catch_up_next = 2;
+  build(*with, caught_up, 1000);
+  EXPECT_GT(with->latency_profile()->draft_pass_seconds(), pass);
 }
 
 TEST(TreeBatch, AncestorOnlyMaskAndDepthPositions) {
