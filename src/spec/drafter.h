@@ -54,11 +54,13 @@ struct DraftCounters {
 // Whether the draft passes between two readings of a drafter's counters caught the draft
 // model up on more tokens than a cycle of its own leaves behind (the bonus token and at most
 // one accepted leaf it did not run): a new prompt, or what plain decoding or retrieval
-// emitted inside `auto`. Such a root pass costs up to tens of draft steps, and a latency
-// profile that learnt it as the cost of a draft pass grew small trees: inside `auto`, whose
-// LEVER arm often runs right after a cycle of another source, its estimate of a pass stayed
-// 2-20x a real one and its re-measuring cycles drafted 5 nodes instead of 12 (EMULATED
-// scaled phone regime, stories260K at 0%; docs/auto.md).
+// emitted inside `auto`. Such a root pass costs up to tens of draft steps, and LEVER's
+// gain/cost trees, whose profile learnt it as the cost of a draft pass, came out small:
+// inside `auto`, whose LEVER arm often runs right after a cycle of another source, its
+// estimate of a pass stayed 2-20x a real one and its re-measuring cycles drafted 5 nodes
+// instead of 12 (EMULATED scaled phone regime, stories260K at 0%; docs/auto.md). EdgeLLM's
+// builder still learns them: skipping them there too cut the paced shape's trees from ~47
+// to ~19 nodes at EMULATED 25 MB/s, for reasons not yet understood (docs/auto.md).
 inline bool caught_up_beyond_a_cycle(const DraftCounters& before, const DraftCounters& after) {
   return after.catch_up_tokens - before.catch_up_tokens > 2;
 }

@@ -41,13 +41,12 @@ Result<bool> EdgeLlmTreeBuilder::ensure_drafted(Drafter& drafter, const TokenTre
           dist_of(tree.node(n).parent))
         nodes.push_back(n);
   std::vector<NodeDistribution> out;
-  const DraftCounters before = drafter.draft_counters();
+  const double before = drafter.draft_counters().seconds;
   SF_RETURN_IF_ERROR(drafter.draft(tree, nodes, &out));
-  const double seconds = drafter.draft_counters().seconds - before.seconds;
+  const double seconds = drafter.draft_counters().seconds - before;
   draft_spent_ += seconds;
   if (out.empty()) return false;  // the drafter's context is full
-  if (!caught_up_beyond_a_cycle(before, drafter.draft_counters()))
-    profile_.observe_draft(static_cast<int>(out.size()), seconds);
+  profile_.observe_draft(static_cast<int>(out.size()), seconds);
   for (size_t k = 0; k < out.size(); ++k) {
     const size_t i = static_cast<size_t>(nodes[k] + 1);
     if (dists_.size() <= i) {

@@ -40,15 +40,6 @@ class ScriptedDrafter : public Drafter {
     out->clear();
     ++counters_.passes;
     counters_.seconds += pass_seconds_;
-    if (!nodes.empty() && nodes.front() == TokenTree::kRoot) {
-      // The root's pass runs the committed tokens the draft has not run yet (a real drafter's
-      // catch-up): those beyond the one a cycle leaves behind cost catch_up_seconds_ each.
-      const double extra = catch_up_seconds_ * static_cast<double>(catch_up_next_ - 1);
-      counters_.seconds += extra;
-      counters_.catch_up_tokens += catch_up_next_;
-      counters_.catch_up_seconds += pass_seconds_ + extra;
-      catch_up_next_ = 1;
-    }
     for (int32_t n : nodes) {
       EXPECT_TRUE(n == TokenTree::kRoot || tree.node(n).parent == TokenTree::kRoot ||
                   drafted_.count(tree.node(n).parent) > 0)
@@ -67,8 +58,6 @@ class ScriptedDrafter : public Drafter {
   std::set<int32_t> carried_;      // nodes drafted in an earlier cycle
   std::set<int32_t> drafted_now_;  // nodes drafted in this cycle
   double pass_seconds_ = 0;        // what each draft pass reports it took
-  uint64_t catch_up_next_ = 1;     // tokens the next root pass runs
-  double catch_up_seconds_ = 0;    // each of them beyond the first
 
  private:
   std::set<int32_t> drafted_;
@@ -332,26 +321,6 @@ TEST(EdgeLlmTreeBuilder, CostStopChargesOnlyDraftingPastTheReadAhead) {
   const std::size_t all_hidden = cost_stopped_chain(true, 1.0, 0.04, /*hidden_draft_ms=*/100.0);
   EXPECT_GE(all_hidden, 17u);
   EXPECT_LE(all_hidden, 19u);
-}
-
-// A root pass that first caught the draft model up on a new prompt (or, inside auto, on the
-// tokens another source's cycles emitted) is the cycle's real cost but not what a draft pass
-// costs: the profile does not learn it, so the trees that follow are not cut short.
-TEST(EdgeLlmTreeBuilder, ALongCatchUpIsNotLearntAsTheCostOfADraftPass) {
-  ScriptedDrafter drafter({0.95f, 0.05f});
-  drafter.pass_seconds_ = 0.2e-3;
-  EdgeLlmTreeBuilder builder(config(1e-6f, /*pacer=*/false), 64, 20, "edgellm-nopacer");
-  ASSERT_EQ(build(builder, drafter, 64).size(), 20);
-  EXPECT_NEAR(builder.latency_profile()->draft_pass_seconds(), 0.2e-3, 1e-9);
-  // 40 tokens to catch up on at 0.1 ms each: a 4.1 ms root pass.
-  drafter.catch_up_next_ = 40;
-  drafter.catch_up_seconds_ = 0.1e-3;
-  ASSERT_EQ(build(builder, drafter, 64).size(), 20);
-  EXPECT_NEAR(builder.latency_profile()->draft_pass_seconds(), 0.2e-3, 1e-9);
-  // A cycle's own leftover (the bonus token and an undrafted accepted leaf) is learnt.
-  drafter.catch_up_next_ = 2;
-  ASSERT_EQ(build(builder, drafter, 64).size(), 20);
-  EXPECT_GT(builder.latency_profile()->draft_pass_seconds(), 0.2e-3);
 }
 
 // Once cycles are measured, a step must beat the session's realised rate, not the tree's
