@@ -31,6 +31,7 @@ void update(double& value, uint32_t& samples, double x) {
 
 void LatencyProfile::clear() {
   for (auto& bucket : verify_) bucket.fill(Cell{});
+  measured_cells_.fill(0);
   clear_draft();
 }
 
@@ -47,29 +48,31 @@ int LatencyProfile::context_bucket(int context) {
 }
 
 bool LatencyProfile::has_verify_data() const {
-  for (const auto& bucket : verify_)
-    for (const Cell& c : bucket)
-      if (c.samples > 0) return true;
+  for (int n : measured_cells_)
+    if (n > 0) return true;
   return false;
+}
+
+int LatencyProfile::nearest_measured_bucket(int context) const {
+  const int want = context_bucket(context);
+  for (int d = 0; d < kContextBuckets; ++d)
+    for (int b : {want + d, want - d})
+      if (b >= 0 && b < kContextBuckets && measured_cells_[b] > 0) return b;
+  return -1;
 }
 
 void LatencyProfile::observe_verify(int rows, int context, double seconds) {
   if (rows < 1 || seconds <= 0) return;
-  Cell& c = verify_[context_bucket(context)][std::min(rows, kMaxRows)];
+  const int bucket = context_bucket(context);
+  Cell& c = verify_[bucket][std::min(rows, kMaxRows)];
+  if (c.samples == 0) ++measured_cells_[bucket];
   update(c.seconds, c.samples, seconds);
 }
 
 double LatencyProfile::marginal_seconds(int rows, int context) const {
   rows = std::clamp(rows, 1, kMaxRows);
-  // The nearest context bucket with data, as verify_seconds() chooses it.
-  const int want = context_bucket(context);
-  int bucket = -1;
-  for (int d = 0; d < kContextBuckets && bucket < 0; ++d)
-    for (int b : {want + d, want - d}) {
-      if (b < 0 || b >= kContextBuckets || bucket >= 0) continue;
-      for (const Cell& c : verify_[b])
-        if (c.samples > 0) bucket = b;
-    }
+  // The bucket verify_seconds() reads.
+  const int bucket = nearest_measured_bucket(context);
   if (bucket < 0) return 0;
   auto fit = [&](int lo, int hi, double* slope) {
     double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -160,17 +163,9 @@ double LatencyProfile::estimate(int bucket, int rows) const {
 
 double LatencyProfile::verify_seconds(int rows, int context) const {
   rows = std::clamp(rows, 1, kMaxRows);
-  const int want = context_bucket(context);
-  // The nearest bucket with data, preferring longer contexts (they cost more: conservative).
-  for (int d = 0; d < kContextBuckets; ++d) {
-    for (int b : {want + d, want - d}) {
-      if (b < 0 || b >= kContextBuckets) continue;
-      bool any = false;
-      for (const Cell& c : verify_[b]) any = any || c.samples > 0;
-      if (any) return estimate(b, rows) * (b == want ? 1.0 : 1 + kUnseenPenalty);
-    }
-  }
-  return 0;
+  const int bucket = nearest_measured_bucket(context);
+  if (bucket < 0) return 0;
+  return estimate(bucket, rows) * (bucket == context_bucket(context) ? 1.0 : 1 + kUnseenPenalty);
 }
 
 std::string LatencyProfile::to_json() const {
@@ -205,6 +200,7 @@ Result<LatencyProfile> LatencyProfile::from_json(const std::string& text, const 
       if (b < 0 || b >= kContextBuckets || r < 1 || r > kMaxRows || !(s > 0))
         return Status::Errorf("%s: verify entry out of range (bucket %d, rows %d, seconds %g)", source_name.c_str(), b,
                               r, s);
+      if (p.verify_[b][r].samples == 0) ++p.measured_cells_[b];
       p.verify_[b][r] = Cell{s, std::max(1u, e.value("samples", 1u))};
     }
     if (j.contains("draft")) {

@@ -24,6 +24,40 @@ TEST(LatencyProfile, ALastingRiseStillShowsWithinAFewPasses) {
   EXPECT_NEAR(p.verify_seconds(8, 100), 3e-3, 0.3e-3);
 }
 
+// A context with no measured pass of its own reads the nearest bucket that has one
+// (preferring longer contexts), its estimate inflated by the unseen penalty; a bucket with
+// its own measurements reads them as they are. The same after a JSON round trip, and
+// nothing after clear().
+TEST(LatencyProfile, ContextsWithoutMeasurementsReadTheNearestMeasuredBucket) {
+  LatencyProfile p;
+  EXPECT_FALSE(p.has_verify_data());
+  EXPECT_EQ(p.verify_seconds(1, 100), 0.0);
+  EXPECT_EQ(p.marginal_seconds(2, 100), 0.0);
+
+  p.observe_verify(1, 1000, 1e-3);  // bucket 1 (512 to 2047 tokens)
+  p.observe_verify(5, 1000, 3e-3);
+  const double penalty = 1 + LatencyProfile::kUnseenPenalty;
+  EXPECT_TRUE(p.has_verify_data());
+  EXPECT_DOUBLE_EQ(p.verify_seconds(1, 1000), 1e-3);
+  EXPECT_DOUBLE_EQ(p.verify_seconds(1, 100), 1e-3 * penalty) << "bucket 0 reads bucket 1, inflated";
+  EXPECT_DOUBLE_EQ(p.verify_seconds(1, 5000), 1e-3 * penalty) << "bucket 2 reads bucket 1, inflated";
+  EXPECT_DOUBLE_EQ(p.marginal_seconds(2, 100), 0.5e-3) << "the slope of bucket 1's cells";
+
+  p.observe_verify(1, 100, 2e-3);  // bucket 0 now has its own (one cell: no slope of its own)
+  EXPECT_DOUBLE_EQ(p.verify_seconds(1, 100), 2e-3);
+  EXPECT_DOUBLE_EQ(p.marginal_seconds(2, 100), 0.0);
+
+  auto loaded = LatencyProfile::from_json(p.to_json(), "test");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_DOUBLE_EQ(loaded->verify_seconds(1, 100), 2e-3);
+  EXPECT_DOUBLE_EQ(loaded->verify_seconds(1, 5000), 1e-3 * penalty);
+  EXPECT_DOUBLE_EQ(loaded->marginal_seconds(2, 1000), 0.5e-3);
+
+  p.clear();
+  EXPECT_FALSE(p.has_verify_data());
+  EXPECT_EQ(p.verify_seconds(1, 1000), 0.0);
+}
+
 TEST(LatencyProfile, DraftPassOutliersAreBoundedToo) {
   LatencyProfile p;
   for (int i = 0; i < 10; ++i) p.observe_draft(1, 20e-6);
