@@ -6,10 +6,9 @@ bool emit_cycle_tokens(const TokenTree& tree, const std::vector<int32_t>& accept
                        const Tokenizer& tokenizer, bool ignore_eos, int n_predict, StreamingDecoder& decoder,
                        const std::function<bool(int32_t, const std::string&)>& on_token, std::vector<int32_t>* history,
                        GenerationStats* stats) {
-  std::vector<int32_t> emitted;
-  for (int32_t node : accepted) emitted.push_back(tree.node(node).token);
-  emitted.push_back(bonus);
-  for (int32_t token : emitted) {
+  // The accepted nodes' tokens, then the bonus.
+  for (size_t i = 0; i <= accepted.size(); ++i) {
+    const int32_t token = i < accepted.size() ? tree.node(accepted[i]).token : bonus;
     if (!ignore_eos && tokenizer.is_eog(token)) return true;
     history->push_back(token);
     ++stats->generated_tokens;

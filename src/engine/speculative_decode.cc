@@ -138,6 +138,12 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   TokenTree tree, kept_tree;
   std::vector<int32_t> kept_to_node;  // node of `tree` for each node of kept_tree
   std::vector<float> row_buffer(static_cast<size_t>(n_vocab));
+  // What every cycle refills, kept across cycles.
+  ForwardBatch batch;
+  std::vector<int32_t> accepted;       // nodes of `tree` on the accepted path
+  std::vector<int32_t> cells, tokens;  // what the target commits
+  std::vector<VisitedRow> visited;     // lent to each cycle's stats for the builder's observe
+  stats->cycles.reserve(stats->cycles.size() + static_cast<size_t>(std::clamp(n_predict, 0, 4096)));
   CarriedDrafts carried;  // provisional tokens the last verification confirmed
   bool have_carried = false;
   bool done = n_predict <= 0;
@@ -214,8 +220,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
                                drafter);
     MirrorCycleGuard mirror_guard(mirror);
     if (mirror) mirror->begin(drafter, tree, sampling, n_past);
-    SF_RETURN_IF_ERROR(
-        target.forward(make_tree_batch(tree, pending, n_past), tap.fn ? &tap : (mirror ? mirror->tap() : nullptr)));
+    fill_tree_batch(tree, pending, n_past, &batch);
+    SF_RETURN_IF_ERROR(target.forward(batch, tap.fn ? &tap : (mirror ? mirror->tap() : nullptr)));
     // The verifier walks the tree of rows that ran every layer.
     // (Shadow pruning decides but verifies the whole tree, to measure what pruning keeps.)
     const bool pruned = tap.fn && !pruner->config().shadow && decision.kept < tree.size();
@@ -243,9 +249,10 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
       });
     }
     target.end_head();
-    std::vector<int32_t> accepted;  // nodes of `tree`
+    accepted.clear();
     for (int32_t v : result.accepted) accepted.push_back(node_of(v));
-    std::vector<int32_t> cells = {n_past}, tokens = {pending};
+    cells.assign(1, n_past);
+    tokens.assign(1, pending);
     for (int32_t node : accepted) {
       cells.push_back(n_past + static_cast<int32_t>(tree_row(node)));
       tokens.push_back(tree.node(node).token);
@@ -277,10 +284,13 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     cycle.accepted = static_cast<int32_t>(accepted.size());
     cycle.head_rows = static_cast<int32_t>(result.rows_visited) + extra_head_rows;
     // What the target chose at each visited row: the next accepted token, then the bonus.
+    visited.clear();
     for (size_t i = 0; i <= accepted.size(); ++i)
-      cycle.visited.push_back({i == 0 ? TokenTree::kRoot : accepted[i - 1],
-                               i < accepted.size() ? tree.node(accepted[i]).token : result.bonus});
+      visited.push_back({i == 0 ? TokenTree::kRoot : accepted[i - 1],
+                         i < accepted.size() ? tree.node(accepted[i]).token : result.bonus});
+    cycle.visited.swap(visited);
     builder.observe(tree, cycle);
+    cycle.visited.swap(visited);  // the kept stats do not hold it
 
     SpecStats& sp = stats->spec;
     ++sp.cycles;
@@ -309,7 +319,6 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     sp.provisional_seconds += cycle.provisional_seconds;
     // --spec mirror counts every cycle in Mirror-SD's latency (eq. 10); auto its mirror arm's.
     if (mirror || (mirror_ && !rollout_target_pool_)) add_mirror_stats(cycle, &sp);
-    cycle.visited.clear();
     stats->cycles.push_back(std::move(cycle));
 
     done = emit_cycle_tokens(tree, accepted, result.bonus, *tokenizer_, ignore_eos, n_predict, decoder, on_token,

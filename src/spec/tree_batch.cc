@@ -4,6 +4,12 @@ namespace sf {
 
 ForwardBatch make_tree_batch(const TokenTree& tree, int32_t root_token, int32_t n_past) {
   ForwardBatch b;
+  fill_tree_batch(tree, root_token, n_past, &b);
+  return b;
+}
+
+void fill_tree_batch(const TokenTree& tree, int32_t root_token, int32_t n_past, ForwardBatch* batch) {
+  ForwardBatch& b = *batch;
   const int32_t n = 1 + tree.size();
   b.n_kv = n_past + n;
   b.tokens.resize(n);
@@ -23,7 +29,6 @@ ForwardBatch make_tree_batch(const TokenTree& tree, int32_t root_token, int32_t 
     for (int32_t c = 0; c <= n_past; ++c) m[c] = 1;  // prefix and the root
     for (int32_t node = r - 1; node >= 0; node = tree.node(node).parent) m[n_past + 1 + node] = 1;
   }
-  return b;
 }
 
 }  // namespace sf

@@ -14,6 +14,8 @@
 namespace sf {
 
 ForwardBatch make_tree_batch(const TokenTree& tree, int32_t root_token, int32_t n_past);
+// The same into `batch`, reusing its buffers (the decode loop builds one a cycle).
+void fill_tree_batch(const TokenTree& tree, int32_t root_token, int32_t n_past, ForwardBatch* batch);
 
 // Row of node i in that batch (row 0 is the root).
 inline int64_t tree_row(int32_t node) { return node + 1; }
