@@ -143,6 +143,7 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   std::vector<int32_t> accepted;       // nodes of `tree` on the accepted path
   std::vector<int32_t> cells, tokens;  // what the target commits
   std::vector<VisitedRow> visited;     // lent to each cycle's stats for the builder's observe
+  // At most one cycle a token; a long generation reserves no more than 4,096 ahead of use.
   stats->cycles.reserve(stats->cycles.size() + static_cast<size_t>(std::clamp(n_predict, 0, 4096)));
   CarriedDrafts carried;  // provisional tokens the last verification confirmed
   bool have_carried = false;
