@@ -254,7 +254,7 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
   const int threads = result.runs.empty() ? 0 : result.runs.front().session.threads;
   std::string out = "## specflash bench\n\n";
   out += "- machine: " + m.cpu_model + " (" + std::to_string(m.cores) + " cores, " + format_bytes(m.memory_bytes) +
-         " RAM), " + m.kernel + "\n";
+         " RAM, SIMD " + m.simd + "), " + m.kernel + "\n";
   out += "- commit: " + context.commit + "\n";
   out += "- target: " + context.model_path + " (" + result.target_description + ")\n";
   if (!context.draft_model_path.empty()) out += "- draft: " + context.draft_model_path + "\n";
@@ -298,7 +298,8 @@ OJson json_report(const ReportContext& context, const BenchConfig& config, const
   meta["machine"] = {{"cpu", context.machine.cpu_model},
                      {"cores", context.machine.cores},
                      {"memory_bytes", context.machine.memory_bytes},
-                     {"kernel", context.machine.kernel}};
+                     {"kernel", context.machine.kernel},
+                     {"simd", context.machine.simd}};
   meta["commit"] = context.commit;
   meta["date"] = context.date;
   meta["command"] = context.command_line;

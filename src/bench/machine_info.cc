@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include "quant/dot_kernel.h"
 
 namespace sf::bench {
 namespace {
@@ -56,6 +59,8 @@ MachineInfo read_machine_info() {
   }
   utsname u{};
   if (uname(&u) == 0) info.kernel = std::string(u.sysname) + " " + u.release;
+  const std::vector<int64_t> targets = dot_kernel_targets();  // best first; find_dot_kernel uses it
+  info.simd = targets.empty() ? "scalar" : dot_kernel_target_name(targets.front());
   return info;
 }
 

@@ -12,6 +12,10 @@ struct MachineInfo {
   int cores = 0;                      // logical CPUs online
   uint64_t memory_bytes = 0;          // /proc/meminfo MemTotal
   std::string kernel = "unknown";     // uname -sr
+  // The SIMD instruction set the kernels dispatch to here (Highway's best target compiled in
+  // and supported by this CPU, e.g. "AVX2" or "AVX3_ZEN4"): two machines with the same model
+  // name can differ in it (a VM's CPU flags), and it moves every compute-bound row.
+  std::string simd = "unknown";
 };
 
 MachineInfo read_machine_info();

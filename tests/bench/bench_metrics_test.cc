@@ -107,14 +107,16 @@ TEST(BenchReport, MarkdownHeaderAndTable) {
   ctx.prompt_source = "d:2";
   ctx.machine.cpu_model = "Test CPU";
   ctx.machine.cores = 2;
+  ctx.machine.simd = "AVX2";
   ctx.commit = "abc1234";
   ctx.date = "2025-01-01 00:00:00 UTC";
   const std::string md = markdown_report(ctx, config, r, summarize_runs(r), summarize_categories(r));
   for (const char* expected :
-       {"Test CPU (2 cores", "commit: abc1234", "target: target.gguf (llama, 5 layers", "draft: draft.gguf",
-        "`specflash bench --methods ar,flash-ar,chain`", "EMULATED at 2.00 GB/s (io_uring, O_DIRECT)", "2025-01-01",
-        "| ar | resident | 2 | 15.00 | - | 1.00 |", "| chain | 50% | 2 | 30.00 | 3.00x | 3.00 |", "| 1/2 |",
-        "| d | y | chain | 50% | 1 | 40.00 | 4.00x |", "note: d/1: prompt truncated"})
+       {"Test CPU (2 cores", "SIMD AVX2)", "commit: abc1234", "target: target.gguf (llama, 5 layers",
+        "draft: draft.gguf", "`specflash bench --methods ar,flash-ar,chain`",
+        "EMULATED at 2.00 GB/s (io_uring, O_DIRECT)", "2025-01-01", "| ar | resident | 2 | 15.00 | - | 1.00 |",
+        "| chain | 50% | 2 | 30.00 | 3.00x | 3.00 |", "| 1/2 |", "| d | y | chain | 50% | 1 | 40.00 | 4.00x |",
+        "note: d/1: prompt truncated"})
     EXPECT_NE(md.find(expected), std::string::npos) << "missing: " << expected << "\n" << md;
 }
 
