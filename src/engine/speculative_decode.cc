@@ -182,7 +182,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     const int32_t n_past = target.n_past();
     PruneDecision decision;
     LayerTap tap;
-    if (pruner && tree.size() > 0 && builder.wants_pruning()) {
+    cycle.pruning_offered = pruner && tree.size() > 0;
+    if (cycle.pruning_offered && builder.wants_pruning()) {
       tap.layer = pruner->config().exit_layer;
       tap.fn = [&](const float* hidden, const std::vector<int64_t>& rows, std::vector<int64_t>* keep) {
         decision = pruner->decide(tree, [&](int64_t row) { return hidden + row * n_embd; });

@@ -40,6 +40,7 @@ void AcceptanceCalibration::observe(const TokenTree& tree, const std::vector<Vis
     bool in_set = false;
     for (const TokenProb& t : c) in_set = in_set || t.id == row.target_token;
     ++r_samples_;
+    ++rows_observed_;
     // The prior counts as two rows: one row outside the candidates must not set r to 0. A
     // retrieval drafter's trees are verified one visited row per rejected cycle, and at r = 0
     // its trees stayed empty (nothing but plain decoding) until a probe cycle, also where a

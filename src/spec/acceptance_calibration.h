@@ -34,6 +34,9 @@ class AcceptanceCalibration {
   // p: the token's draft probability; candidate_mass: the sum over its candidate set.
   double calibrate(double p, double candidate_mass) const;
   double reliability() const { return r_; }
+  // Rows learnt from since construction (begin_text() does not reset it): how far the
+  // calibration is from its priors.
+  uint64_t rows_observed() const { return rows_observed_; }
   // A new text: r starts again from its prior, while h is kept. For retrieval, r is whether
   // this text repeats itself (the target's token among the context's continuations), which
   // the last prompt says little about; h (how often the target picks a continuation that
@@ -50,6 +53,7 @@ class AcceptanceCalibration {
   static constexpr double kReliabilityPrior = 0.9;
   double r_ = kReliabilityPrior;
   uint64_t r_samples_ = 0;
+  uint64_t rows_observed_ = 0;
   std::array<double, kBuckets> hit_rate_;
   std::array<uint64_t, kBuckets> samples_{};
 };

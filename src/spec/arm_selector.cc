@@ -188,6 +188,17 @@ void ArmSelector::add_evidence(int arm, double tokens, double seconds, double ow
   a.lasting.add(options_.lasting_decay, tokens, counted);
 }
 
+ArmSelector::Evidence ArmSelector::evidence(int arm) const {
+  const Arm& a = arms_.at(static_cast<size_t>(arm));
+  return {a.recent, a.lasting};
+}
+
+void ArmSelector::restore(int arm, const Evidence& evidence) {
+  Arm& a = arms_.at(static_cast<size_t>(arm));
+  a.recent = evidence.recent;
+  a.lasting = evidence.lasting;
+}
+
 void ArmSelector::start_from(int arm, const ArmEvidence& lasting) {
   SF_CHECK(arm >= 0 && arm < n_arms());
   if (!lasting.valid()) return;

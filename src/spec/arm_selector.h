@@ -133,6 +133,15 @@ class ArmSelector {
   // lasting one counted as at most a steady state's 1 / (1 - decay) cycles, so this
   // session's own cycles take over as fast as they would from any earlier ones.
   void start_from(int arm, const ArmEvidence& lasting);
+  // An arm's evidence, recent and lasting, as it is now (to put back with restore()).
+  struct Evidence {
+    ArmEvidence recent, lasting;
+  };
+  Evidence evidence(int arm) const;
+  // Puts an arm's evidence back as an earlier evidence() gave it, forgetting the cycles
+  // observed since as evidence of its rate (they stay counted as time and regret). With no
+  // evidence back, the arm is tried again as new.
+  void restore(int arm, const Evidence& evidence);
   // The most tokens one cycle of `arm` can emit (plain decoding: 1). An arm that cannot beat
   // the best at its measured cost per cycle even then counts as far behind from its first
   // cycle: re-measuring it looks for a change of regime, from the small far share. Without

@@ -8,7 +8,8 @@
 // carries over removes the first cost and accumulates the second.
 //
 // What is kept: each arm's lasting evidence (ArmSelector, decayed sums over its last ~200
-// cycles) by the arm's name, and the draft's catch-up seconds per token. What is not: the
+// cycles) by the arm's name, its pruning switch's two settings' (MeasuredSwitch, per block of cycles)
+// as "<arm>/prune" and "<arm>/no-prune", and the draft's catch-up seconds per token. What is not: the
 // arms' own tree-shaping state (LEVER's latency profile has its own file, --latency-profile;
 // calibrations re-learn within a few cycles).
 //

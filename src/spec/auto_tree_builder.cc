@@ -1,6 +1,7 @@
 #include "spec/auto_tree_builder.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "base/check.h"
@@ -33,6 +34,9 @@ FrontierBuilderOptions frontier_options(const SpecConfig& config, FrontierBuilde
   o.max_depth = config.max_tree_depth;
   return o;
 }
+
+// The name an arm's pruning setting has in the profile.
+std::string prune_setting_name(const std::string& arm, bool on) { return arm + (on ? "/prune" : "/no-prune"); }
 
 }  // namespace
 
@@ -79,7 +83,7 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune, bool p
   // steps (docs/edgellm.md). With provisional drafting as configured (on unless
   // --edgellm-no-provisional): where the target streams, the arm lends the target's I/O
   // waits to the draft model only where its drafting runs past the read-ahead and only
-  // while lending measurably pays (its ProvisionalSwitch), so whether auto drafts during
+  // while lending measurably pays (its MeasuredSwitch), so whether auto drafts during
   // verification is decided from this session's timings like everything else.
   // Its trees grow in the most likely order (EdgeLLM's default shape) even where the user asks
   // `--edgellm-shape paced` for `--spec edgellm`: with the rest
@@ -115,7 +119,10 @@ std::vector<AutoArm> make_auto_arms(const SpecConfig& config, bool prune, bool p
 }
 
 AutoTreeBuilder::AutoTreeBuilder(std::vector<AutoArm> arms, ArmSelectorOptions options)
-    : arms_(std::move(arms)), selector_(static_cast<int>(arms_.size()), options) {
+    : arms_(std::move(arms)),
+      selector_(static_cast<int>(arms_.size()), options),
+      prune_switches_(arms_.size(), MeasuredSwitch(/*first_on=*/true)),
+      before_cold_(arms_.size()) {
   SF_CHECK(!arms_.empty());
   // How many tokens a cycle can emit tells the selector which arms cannot catch up with the
   // best at their measured cost (ArmSelector::set_max_tokens_per_cycle); plain decoding: 1.
@@ -319,6 +326,7 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   // The builder of the tree learns from it.
   const AutoArm& current = arms_[static_cast<size_t>(built_by_)];
   TreeBuilder& chosen = *current.builder;
+  const bool cold = calibration_cold(static_cast<size_t>(built_by_));  // when its tree was built
   chosen.observe(tree, stats);
   // A pass beside Mirror-SD's rollouts ran on the target's narrower pool: not the cost of
   // a pass of the other arms either.
@@ -342,12 +350,35 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   // settled on a worse arm (EMULATED 25 MB/s: EdgeLLM's trees at 0.84x LEVER in 3 of 4
   // rows, against 0 of 4 before the look). Whether to take such a tree is the retrieval
   // calibration's call, and it learns from every tree taken.
-  if (built_by_ != current_) return;
+  if (built_by_ != current_) {
+    forget_cold_cycles();
+    return;
+  }
+  if (current.prune && stats.pruning_offered)
+    prune_switches_[static_cast<size_t>(current_)].observe(stats.accepted + 1.0,
+                                                           stats.draft_seconds + stats.verify_seconds);
   // Every cycle emits its accepted nodes and a bonus token.
   // The drafting is the arm's own work (LEVER's periodic probe trees, the draft model
   // catching up after plain decoding): never capped as an outlier.
+  std::optional<ArmSelector::Evidence>& before = before_cold_[static_cast<size_t>(current_)];
+  if (cold && !before) before = selector_.evidence(current_);
   selector_.observe(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds, stats.draft_seconds);
   observe_shorter_chains(tree, stats);
+  forget_cold_cycles();
+}
+
+bool AutoTreeBuilder::calibration_cold(size_t arm) const {
+  if (arms_[arm].source != ArmSource::kModel) return false;
+  const AcceptanceCalibration* c = arms_[arm].builder->acceptance_calibration();
+  return c && c->rows_observed() < kWarmCalibrationRows;
+}
+
+void AutoTreeBuilder::forget_cold_cycles() {
+  for (size_t a = 0; a < arms_.size(); ++a) {
+    if (!before_cold_[a] || calibration_cold(a)) continue;
+    selector_.restore(static_cast<int>(a), *before_cold_[a]);
+    before_cold_[a].reset();
+  }
 }
 
 void AutoTreeBuilder::observe_shorter_chains(const TokenTree& tree, const CycleStats& stats) {
@@ -397,6 +428,11 @@ AutoProfile AutoTreeBuilder::profile() const {
   for (int a = 0; a < selector_.n_arms(); ++a)
     if (!selector_.lasting_evidence(a).empty())
       p.arms.emplace_back(arms_[static_cast<size_t>(a)].name, selector_.lasting_evidence(a));
+  // A pruning switch's settings, as "<arm>/prune" and "<arm>/no-prune" (per block of cycles).
+  for (size_t a = 0; a < arms_.size(); ++a)
+    for (const bool on : {true, false})
+      if (arms_[a].prune && !prune_switches_[a].lasting_evidence(on).empty())
+        p.arms.emplace_back(prune_setting_name(arms_[a].name, on), prune_switches_[a].lasting_evidence(on));
   return p;
 }
 
@@ -404,6 +440,10 @@ void AutoTreeBuilder::start_from(const AutoProfile& profile) {
   catch_up_per_token_ = profile.catch_up_seconds_per_token;
   for (int a = 0; a < selector_.n_arms(); ++a)
     if (const ArmEvidence* e = profile.find(arms_[static_cast<size_t>(a)].name)) selector_.start_from(a, *e);
+  for (size_t a = 0; a < arms_.size(); ++a)
+    for (const bool on : {true, false})
+      if (const ArmEvidence* e = profile.find(prune_setting_name(arms_[a].name, on)); e && arms_[a].prune)
+        prune_switches_[a].start_from(on, *e);
 }
 
 }  // namespace sf

@@ -7,14 +7,13 @@
 //
 // The arms (make_auto_arms):
 //  - with a draft model: plain, CoordGen's retrieval trees drafted from the context alone
-//    and sized by LEVER's gain/cost rule, then LEVER's gain/cost trees (with early-exit pruning when the
-//    session has a pruner), EdgeLLM's trees (grown in the most likely order; with provisional drafting during
-//    the target's I/O where it measurably pays: EdgeLlmTreeBuilder's ProvisionalSwitch) and
-//    chains of 2, 4 and 8 tokens, and, on a machine with the cores for it, Mirror-SD's
-//    window (a chain whose verification drafts the next window's rollouts on the draft's own
-//    threads beside the target's later layers), all drafted by the draft model: the session's drafter is
-//    then a HybridDrafter, and each cycle drafts from the source its arm names (a text that
-//    repeats itself is drafted for free where the draft model guesses wrong);
+//    and sized by LEVER's gain/cost rule, then LEVER's gain/cost trees (pruned at the early exit where the
+//    session has a pruner, while pruning measurably pays: prune_switches_), EdgeLLM's trees (grown in the most likely
+//    order; with provisional drafting during the target's I/O where it measurably pays: EdgeLlmTreeBuilder's
+//    MeasuredSwitch) and chains of 2, 4 and 8 tokens, and, on a machine with the cores for it, Mirror-SD's window (a
+//    chain whose verification drafts the next window's rollouts on the draft's own threads beside the target's later
+//    layers), all drafted by the draft model: the session's drafter is then a HybridDrafter, and each cycle drafts from
+//    the source its arm names (a text that repeats itself is drafted for free where the draft model guesses wrong);
 //  - without one: plain, and CoordGen's retrieval trees (node budgets 4 and 16).
 // Looking at the context first: what retrieval is worth depends on the text in front of it
 // (a prompt that repeats itself, or none), which a rate over past cycles cannot see. So
@@ -73,11 +72,13 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "spec/arm_selector.h"
 #include "spec/auto_profile.h"
+#include "spec/measured_switch.h"
 #include "spec/tree_builder.h"
 
 namespace sf {
@@ -126,7 +127,11 @@ class AutoTreeBuilder : public TreeBuilder {
   LatencyProfile* latency_profile() override;
   // The arm that built the last tree (the retrieval arm when auto took its tree instead).
   const char* policy() const override { return arms_[static_cast<size_t>(built_by_)].name.c_str(); }
-  bool wants_pruning() const override { return arms_[static_cast<size_t>(built_by_)].prune; }
+  // The building arm prunes where the session offers a pruner, while its switch measures
+  // pruning to pay (prune_switches_).
+  bool wants_pruning() const override {
+    return arms_[static_cast<size_t>(built_by_)].prune && prune_switches_[static_cast<size_t>(built_by_)].on();
+  }
   double threshold() const override { return arms_[static_cast<size_t>(built_by_)].builder->threshold(); }
   // Drafting during verification is the building arm's (EdgeLLM's, where it lends); a
   // carried tree goes back to it (build()).
@@ -180,9 +185,35 @@ class AutoTreeBuilder : public TreeBuilder {
   // After a full chain of K nodes by the chosen arm: what each shorter chain arm of the same
   // source would have done, told to the selector as an inferred cycle.
   void observe_shorter_chains(const TokenTree& tree, const CycleStats& stats);
+  // Whether `arm` drafts from the draft model with an acceptance calibration that has not
+  // yet learnt from kWarmCalibrationRows rows (see before_cold_).
+  bool calibration_cold(size_t arm) const;
+  // Puts back the evidence of arms whose calibration has become warm (before_cold_).
+  void forget_cold_cycles();
 
   std::vector<AutoArm> arms_;
   ArmSelector selector_;
+  // Per arm (used for arms with `prune`): whether its trees are pruned where the session
+  // offers its pruner, measured on this session's cycles of that arm. Pruning drops rows
+  // whose later layers the target would compute, and the tokens some of them would have been
+  // accepted with: on stories260K, `lever` (pruned) ran at 0.90-0.97x `lever-noprune` on
+  // every streamed row of 1677701's report, while on a target whose rows cost real compute
+  // the rows saved can pay. Pruning is tried first (LEVER's own setting).
+  std::vector<MeasuredSwitch> prune_switches_;
+  // A model arm's cycles run while its acceptance calibration (shared by the arms drafting
+  // from the draft model) had learnt from fewer than kWarmCalibrationRows rows measure trees
+  // shaped by the calibration's priors, not by this model pair: per arm, its evidence as it
+  // was before its first such cycle (empty: none yet), put back once the calibration is
+  // warm, so the arm is measured afresh on the trees it will build from then on. Why: LEVER
+  // is the first model arm tried, and under the priors (r = 0.9, h the identity) its
+  // gain/cost trees were shallow and bushy (7 deep against 11 later, EMULATED 25 MB/s at 0%):
+  // its trial emitted 3.9 tokens a cycle against lever-noprune's 6.8, auto settled on
+  // EdgeLLM's trees, which had the warm calibration LEVER's cycles taught, and re-measuring
+  // one cycle every 48 barely moved LEVER's rate (auto 0.92x lever-noprune in both
+  // I/O-bound rows of 1677701's report). Not for retrieval arms: their reliability starts
+  // afresh with every prompt (begin_generation), so it is never warm for long.
+  static constexpr uint64_t kWarmCalibrationRows = 32;
+  std::vector<std::optional<ArmSelector::Evidence>> before_cold_;
   int current_ = 0;
   int built_by_ = 0;  // the arm whose builder built the last tree
   // The retrieval arm with gain/cost trees that the look builds (-1 / null: none).

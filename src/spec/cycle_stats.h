@@ -25,6 +25,9 @@ struct CycleStats {
   int32_t accepted = 0;       // nodes on the accepted path
   int32_t head_rows = 0;      // rows whose LM head was computed (on demand, LEVER 4.4)
   int32_t context = 0;        // committed tokens before the cycle
+  // The session offered its pruner for this cycle's tree (whether or not the builder took
+  // it, builder.wants_pruning()): auto's pruning switch measures only such cycles.
+  bool pruning_offered = false;
   double draft_seconds = 0;
   double verify_seconds = 0;    // target forward + acceptance walk
   double io_stall_seconds = 0;  // part of verify_seconds spent waiting for streamed weights

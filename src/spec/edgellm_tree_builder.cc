@@ -294,7 +294,7 @@ bool EdgeLlmTreeBuilder::provisional_anchor(int32_t* leaf, const NodeDistributio
   if (!config_.provisional || anchor_ == TokenTree::kRoot) return false;
   // The switch measures this cycle only when it was asked.
   switch_consulted_ = drafting_exposed();
-  if (!switch_consulted_ || !lending_.lending()) return false;
+  if (!switch_consulted_ || !lending_.on()) return false;
   *leaf = anchor_;
   *dist = dist_of(anchor_);
   return true;

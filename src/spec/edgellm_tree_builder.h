@@ -54,7 +54,7 @@
 // and the streamer already loads the next pass's first units while a tree is drafted, so
 // lending is tried only where recent cycles' drafting ran past that pending read-ahead
 // (EdgeLlmConfig::lend_only_exposed); where it does, lending and not lending are arms of a
-// regret-budgeted selector over blocks of cycles (provisional_switch.h). Lending is not
+// regret-budgeted selector over blocks of cycles (measured_switch.h). Lending is not
 // free on two cores: waking the target's threads on a core the worker holds made a lent
 // cycle 6-23% longer on the real disk (four traced runs), and the selector, unable to tell
 // such a loss from noise in a few hundred cycles, still lent in 38-78% of them.
@@ -71,7 +71,7 @@
 #include <vector>
 
 #include "spec/acceptance_calibration.h"
-#include "spec/provisional_switch.h"
+#include "spec/measured_switch.h"
 #include "spec/size_cap_selector.h"
 #include "spec/spec_config.h"
 #include "spec/tree_builder.h"
@@ -104,7 +104,7 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   AcceptanceCalibration* acceptance_calibration() override { return &calibration_; }
 
   double alpha() const { return alpha_; }
-  const ProvisionalSwitch& lending() const { return lending_; }
+  const MeasuredSwitch& lending() const { return lending_; }
   // The size cap the last tree was built under (0: none).
   int size_cap() const { return size_arm_ == 0 ? 0 : size_selector_.cap(size_arm_); }
   const SizeCapSelector& size_selector() const { return size_selector_; }
@@ -174,7 +174,7 @@ class EdgeLlmTreeBuilder : public TreeBuilder {
   double realised_rate_ = 0;
   LatencyProfile profile_;
   AcceptanceCalibration calibration_;
-  ProvisionalSwitch lending_;  // whether provisional drafting pays on this session
+  MeasuredSwitch lending_{/*first_on=*/true};  // whether provisional drafting pays on this session (lending first)
   // This cycle: the pending read-ahead when the build started, whether it began from
   // carried nodes (its drafting then says nothing about what lending could save), and
   // whether the switch was consulted. Over recent cycles (EMA): seconds of drafting past

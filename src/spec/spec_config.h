@@ -212,7 +212,7 @@ struct SpecStats {
   // waited for weights, those the verification confirmed (kept: the bonus token and the
   // drafts below it, which start the next tree), the worker's draft time, and the time the
   // cores were lent to it (the target's I/O waits during those passes).
-  uint64_t provisional_cycles = 0;  // cycles that lent the waits (ProvisionalSwitch's choice)
+  uint64_t provisional_cycles = 0;  // cycles that lent the waits (EdgeLLM's MeasuredSwitch's choice)
   uint64_t provisional_tokens = 0;
   uint64_t provisional_kept = 0;
   double provisional_seconds = 0;

@@ -410,6 +410,113 @@ TEST(AutoTreeBuilder, CarriedDraftsGoBackToTheArmThatLent) {
   EXPECT_EQ(lender.builds, 2);
 }
 
+// Runs `cycles` cycles of a one-arm auto whose arm prunes; a pruned cycle (the session
+// offering its pruner and the arm's switch taking it) emits 1 token in 1 ms, an unpruned
+// one 2 tokens in 1.1 ms. Returns how many cycles were pruned.
+int pruned_cycles(AutoTreeBuilder& autob, int cycles, bool offered = true) {
+  test::FixedDrafter drafter(1, 1.0f);
+  GreedyBuild greedy;
+  int pruned = 0;
+  for (int i = 0; i < cycles; ++i) {
+    TokenTree tree;
+    EXPECT_TRUE(autob.build(drafter, greedy.ctx, &tree).ok());
+    CycleStats stats;
+    stats.tree_nodes = tree.size();
+    stats.rows_verified = tree.size() + 1;
+    stats.pruning_offered = offered;
+    const bool prunes = offered && autob.wants_pruning();
+    pruned += prunes ? 1 : 0;
+    stats.rows_pruned = prunes ? 1 : 0;
+    stats.accepted = prunes ? 0 : 1;
+    stats.verify_seconds = prunes ? 1e-3 : 1.1e-3;
+    stats.visited = {{TokenTree::kRoot, 1}, {0, prunes ? 2 : 1}};
+    autob.observe(tree, stats);
+  }
+  return pruned;
+}
+
+std::vector<AutoArm> one_pruning_arm() {
+  std::vector<AutoArm> arms;
+  arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), /*prune=*/true,
+                  ArmSource::kModel, 2.0, 1});
+  return arms;
+}
+
+// Whether an arm's trees are pruned is measured (a MeasuredSwitch per arm): pruning, tried
+// first, loses here (rows saved, tokens lost), so after its first block and the unpruned
+// one the arm runs unpruned but for re-measures; what the switch learnt starts the next
+// session unpruned. Cycles where the session offers no pruner measure nothing.
+TEST(AutoTreeBuilder, AnArmPrunesOnlyWhilePruningMeasurablyPays) {
+  AutoTreeBuilder autob(one_pruning_arm());
+  EXPECT_EQ(pruned_cycles(autob, 100, /*offered=*/false), 0);
+  EXPECT_TRUE(autob.wants_pruning()) << "no pruner offered: nothing measured, pruning still comes first";
+  EXPECT_EQ(pruned_cycles(autob, MeasuredSwitch::kBlockCycles), MeasuredSwitch::kBlockCycles);
+  EXPECT_EQ(pruned_cycles(autob, MeasuredSwitch::kBlockCycles), 0) << "then a block unpruned";
+  const int pruned = pruned_cycles(autob, 1000);
+  EXPECT_GT(pruned, 0) << "pruning is re-measured now and then";
+  EXPECT_LE(pruned, 1000 / 10);
+
+  const AutoProfile profile = autob.profile();
+  ASSERT_NE(profile.find("chain:1/prune"), nullptr);
+  ASSERT_NE(profile.find("chain:1/no-prune"), nullptr);
+  AutoTreeBuilder later(one_pruning_arm());
+  later.start_from(profile);
+  EXPECT_FALSE(later.wants_pruning()) << "the next session starts unpruned";
+  EXPECT_LE(pruned_cycles(later, 100), MeasuredSwitch::kBlockCycles);
+}
+
+// A model arm's cycles under a cold acceptance calibration (priors, not this pair) are
+// forgotten as evidence once the shared calibration is warm: the arm is then tried again as
+// new. An arm without a calibration (a chain's fixed shape) keeps its evidence.
+TEST(AutoTreeBuilder, CyclesUnderAColdCalibrationAreMeasuredAfresh) {
+  std::vector<AutoArm> arms;
+  arms.push_back({"edgellm",
+                  std::make_unique<EdgeLlmTreeBuilder>(EdgeLlmConfig{}, /*max_nodes=*/1, /*max_depth=*/1, "edgellm"),
+                  false, ArmSource::kModel, 2.0});
+  arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false,
+                  ArmSource::kModel, 2.0, 1});
+  ArmSelectorOptions options;
+  options.explore_share = 0.5;  // both arms keep running
+  options.stale_cycles = 2;
+  AutoTreeBuilder autob(std::move(arms), options);
+  const AcceptanceCalibration* calibration = autob.arms()[0].builder->acceptance_calibration();
+  ASSERT_NE(calibration, nullptr);
+  test::FixedDrafter drafter(1, 1.0f);
+  GreedyBuild greedy;
+  int calibrated_cycles = 0;
+  bool warmed = false;
+  for (int i = 0; i < 200 && !warmed; ++i) {
+    TokenTree tree;
+    ASSERT_TRUE(autob.build(drafter, greedy.ctx, &tree).ok());
+    ASSERT_LE(tree.size(), 1);
+    if (tree.empty()) tree.add(1, TokenTree::kRoot, 1.0f);
+    tree.candidates(TokenTree::kRoot) = {{1, 1.0f}};  // the row the calibration learns from
+    CycleStats stats;
+    stats.tree_nodes = 1;
+    stats.rows_verified = 2;
+    stats.accepted = 1;
+    stats.verify_seconds = 1e-3;
+    stats.visited = {{TokenTree::kRoot, 1}, {0, 2}};
+    calibrated_cycles += autob.current_arm() == 0 ? 1 : 0;
+    const double calibrated_rate = autob.selector().rate(0);
+    autob.observe(tree, stats);
+    warmed = calibration->rows_observed() >= 32;
+    if (!warmed && calibrated_cycles > 0) {
+      EXPECT_GT(autob.selector().rate(0), 0) << "until then its cycles count";
+    } else if (warmed) {
+      EXPECT_GT(calibrated_rate + autob.selector().rate(0), 0) << "it had evidence";
+    }
+  }
+  ASSERT_TRUE(warmed);
+  ASSERT_GT(calibrated_cycles, 2);
+  EXPECT_EQ(autob.selector().cycles(0), calibrated_cycles) << "its cycles stay counted as run";
+  EXPECT_EQ(autob.selector().rate(0), 0) << "but not as evidence of its rate";
+  EXPECT_GT(autob.selector().rate(1), 0) << "the chain's shape does not depend on the calibration";
+  TokenTree tree;
+  ASSERT_TRUE(autob.build(drafter, greedy.ctx, &tree).ok());
+  EXPECT_EQ(autob.current_arm(), 0) << "tried again as new";
+}
+
 }  // namespace
 
 // Mirror-SD's rollouts run beside the verification of the mirror arm's trees only (the
