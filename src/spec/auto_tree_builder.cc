@@ -357,11 +357,12 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   if (current.prune && stats.pruning_offered)
     prune_switches_[static_cast<size_t>(current_)].observe(stats.accepted + 1.0,
                                                            stats.draft_seconds + stats.verify_seconds);
+  // The arm's evidence before its first cycle under a cold calibration (before_cold_).
+  std::optional<ArmSelector::Evidence>& before = before_cold_[static_cast<size_t>(current_)];
+  if (cold && !before) before = selector_.evidence(current_);
   // Every cycle emits its accepted nodes and a bonus token.
   // The drafting is the arm's own work (LEVER's periodic probe trees, the draft model
   // catching up after plain decoding): never capped as an outlier.
-  std::optional<ArmSelector::Evidence>& before = before_cold_[static_cast<size_t>(current_)];
-  if (cold && !before) before = selector_.evidence(current_);
   selector_.observe(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds, stats.draft_seconds);
   observe_shorter_chains(tree, stats);
   forget_cold_cycles();
