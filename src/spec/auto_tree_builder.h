@@ -194,11 +194,13 @@ class AutoTreeBuilder : public TreeBuilder {
   std::vector<AutoArm> arms_;
   ArmSelector selector_;
   // Per arm (used for arms with `prune`): whether its trees are pruned where the session
-  // offers its pruner, measured on this session's cycles of that arm. Pruning drops rows
-  // whose later layers the target would compute, and the tokens some of them would have been
-  // accepted with: on stories260K, `lever` (pruned) ran at 0.90-0.97x `lever-noprune` on
-  // every streamed row of 1677701's report, while on a target whose rows cost real compute
-  // the rows saved can pay. Pruning is tried first (LEVER's own setting).
+  // offers its pruner (no layer after the exit layer streams: Session::auto_prunes),
+  // measured on this session's cycles of that arm; before, it was assumed to pay there.
+  // Pruning saves the later layers' compute for the rows it drops and loses the tokens some
+  // of them would have been accepted with, and which wins depends on the model and the
+  // machine: on stories260K `lever` ran at 0.90-0.97x `lever-noprune` at every streamed
+  // budget of 1677701's report (where auto does not prune) and 0.96x and 1.03x at 100%
+  // (where it does). Pruning is tried first (LEVER's own setting).
   std::vector<MeasuredSwitch> prune_switches_;
   // A model arm's cycles run while its acceptance calibration (shared by the arms drafting
   // from the draft model) had learnt from fewer than kWarmCalibrationRows rows measure trees
