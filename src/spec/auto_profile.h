@@ -8,9 +8,10 @@
 // carries over removes the first cost and accumulates the second.
 //
 // What is kept: each arm's lasting evidence (ArmSelector, decayed sums over its last ~200
-// cycles) by the arm's name, its pruning switch's two settings' (MeasuredSwitch, per block of cycles)
-// as "<arm>/prune" and "<arm>/no-prune", and the draft's catch-up seconds per token. What is not: the
-// arms' own tree-shaping state (LEVER's latency profile has its own file, --latency-profile;
+// cycles) by the arm's name; for an arm that prunes, the lasting evidence of its pruning
+// switch's two settings (MeasuredSwitch, per block of cycles) as "<arm>/prune" and
+// "<arm>/no-prune"; and the draft's catch-up seconds per token. What is not: the arms' own
+// tree-shaping state (LEVER's latency profile has its own file, --latency-profile;
 // calibrations re-learn within a few cycles).
 //
 // The key names everything the evidence depends on (the model files, budget, storage rate,
