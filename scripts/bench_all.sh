@@ -17,7 +17,8 @@
 # The run of record at fd61ed8 took REPEAT=9 REPEAT_SYNTH=5 (95 minutes: stories real/UFS/phone 10.5, I/O-bound 16,
 # 1.1B 19, 3B 50): one method's repetitions spread by 3-13% on this VM, so 5 medians let the best of ~10 near methods drift up.
 # The run of record at 278dc23 (2026-12-05, a faster disk; targets packed with --row-panels) took 77 minutes (8d4a598: 76): stories
-# real/UFS/phone 9, I/O-bound 15, 1.1B 15, 3B 39 (packing it included).
+# real/UFS/phone 9, I/O-bound 15, 1.1B 15, 3B 39 (packing it included). On the Zen 3 AVX2 VM the run of record at
+# d49465a (REPEAT=15 REPEAT_SYNTH=3 REPEAT_IO=3) took 128 minutes: stories real/UFS/phone 26, I/O-bound 16, 1.1B 22, 3B 62.
 # SETTINGS="stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b" picks a subset; REPEAT (default 3)
 # sets the real, UFS 4.0 and phone settings' repetitions, REPEAT_IO and REPEAT_SYNTH the others'; SYNTH_TOKENS (16)
 # the synthetic settings' tokens per prompt; NOTES=FILE adds each line of FILE to the report's caveats.

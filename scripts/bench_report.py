@@ -12,12 +12,15 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")  # no display: files only
 import matplotlib.pyplot as plt  # noqa: E402
+
+from paired_ratio import bootstrap_interval  # noqa: E402  (this script's directory)
 
 BUDGET_ORDER = {"0%": 0, "25%": 1, "50%": 2, "100%": 3, "resident": 4}
 
@@ -149,13 +152,18 @@ def main():
     # less noisy than the ratio of two medians on a machine whose speed drifts.
     out += ["## `auto` against the best method of every row group", "",
             "best method: the highest median of the other methods (auto's variants excluded). paired: auto / best "
-            "within each interleaved repetition, their median, and in how many repetitions auto was within 5% of "
-            "the best or faster. auto keeps what it learnt from one repetition of a row to the next (its profile); "
-            "auto-cold starts afresh in every repetition, as a first run on a new machine or model does.", "",
-            "| setting | budget | best method | best tok/s | auto tok/s | auto / best | paired median | "
+            "within each interleaved repetition, their median with a 90% bootstrap interval of it "
+            "(scripts/paired_ratio.py), and in how many repetitions auto was within 5% of the best or faster. "
+            "The interval resamples this run's repetitions only; and the best method is the top of many noisy "
+            "medians, so it is picked partly for its luck, which pulls every auto / best down. auto keeps what "
+            "it learnt from one repetition of a row to the next (its profile); auto-cold starts afresh in every "
+            "repetition, as a first run on a new machine or model does.", "",
+            "| setting | budget | best method | best tok/s | auto tok/s | auto / best | paired median [90%] | "
             "paired >= 0.95 | auto = AR | auto-cold / best | auto's cycles per policy |",
             "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|"]
     worst = None
+    # Rows; within 5% by medians, by paired medians; whose paired interval reaches 0.95.
+    n_rows = by_medians = by_paired = reaching = 0
     for s in settings:
         for b, rows in rows_by_budget(s["data"]).items():
             if "auto" not in rows:
@@ -169,8 +177,16 @@ def main():
             eq = "%d/%d" % (rows["auto"]["equal_to_ar"], rows["auto"]["compared_to_ar"])
             pairs = [a / x for a, x in zip(rows["auto"].get("repetition_tokens_per_s", []),
                                            rows[best_m].get("repetition_tokens_per_s", [])) if x]
-            paired = "%.2f" % sorted(pairs)[len(pairs) // 2] if pairs else "-"
-            within = "%d/%d" % (sum(p >= 0.95 for p in pairs), len(pairs)) if pairs else "-"
+            n_rows += 1
+            by_medians += ratio >= 0.95
+            paired, within = "-", "-"
+            if pairs:
+                median = statistics.median(pairs)
+                low, high = bootstrap_interval(pairs)
+                by_paired += median >= 0.95
+                reaching += high >= 0.95
+                paired = "%.2f [%.2f-%.2f]" % (median, low, high)
+                within = "%d/%d" % (sum(p >= 0.95 for p in pairs), len(pairs))
             # Which arms auto ran in its median repetition (bench JSON from 1077811 on).
             policies = ", ".join("%s %d" % (p["policy"], p["cycles"])
                                  for p in sorted(rows["auto"].get("auto_policies", []), key=lambda p: -p["cycles"]))
@@ -178,7 +194,11 @@ def main():
             out.append("| %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |"
                        % (s["name"], b, best_m, best, auto, ratio, paired, within, eq, cold, policies or "-"))
     if worst is not None:
-        out += ["", "Worst auto / best over these rows: **%.2f**." % worst]
+        out += ["", "Worst auto / best over these rows: **%.2f**. auto within 5%% of the best or faster: %d of %d "
+                "rows by medians, %d by paired medians. In %d of the %d rows the whole paired 90%% interval is below "
+                "0.95 (auto more than 5%% behind beyond this run's noise); in the others this run cannot tell auto "
+                "from within 5%% of the best (with 3 repetitions the interval spans nearly all of them: it says little)."
+                % (worst, by_medians, n_rows, by_paired, n_rows - reaching, n_rows)]
     out.append("")
 
     # geometric-mean speedups per budget, per method: settings with real acceptance, then all

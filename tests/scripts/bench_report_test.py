@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""scripts/bench_report.py on a small made-up bench JSON: auto's row-by-row verdicts.
+
+Two budgets, each with flash-ar, lever and auto over 9 interleaved repetitions: at 0% auto
+runs within noise of lever (its paired ratios straddle 0.95); at 25% it is 20% behind in
+every repetition. The report must name the best method, give the paired median with its
+bootstrap interval, and count the rows: 1 of 2 within 5% by medians, 1 by paired medians,
+and 1 row behind beyond noise. Run: /usr/bin/python3 tests/scripts/bench_report_test.py
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def row(method, budget, reps):
+    median = sorted(reps)[len(reps) // 2]
+    return {"method": method, "budget": budget, "decode_tokens_per_s": median, "repetition_tokens_per_s": reps,
+            "mean_accepted": 1.0 if method == "flash-ar" else 4.0, "equal_to_ar": 2, "compared_to_ar": 2,
+            "time_split_ms_per_token": {"draft": 0.1, "io_stall": 0.5, "compute": 0.4},
+            "auto_policies": [{"policy": "lever", "cycles": 40}] if method == "auto" else []}
+
+
+class BenchReportTest(unittest.TestCase):
+    def test_auto_rows_are_counted_with_their_noise(self):
+        lever = [100, 104, 96, 102, 98, 101, 99, 103, 97]
+        within_noise = [x * f for x, f in zip(lever, [0.90, 1.02, 0.97, 0.95, 1.01, 0.96, 0.92, 0.99, 0.94])]
+        data = {"meta": {"commit": "test", "date": "today"},
+                "rows": [row("flash-ar", "0%", [50] * 9), row("lever", "0%", lever), row("auto", "0%", within_noise),
+                         row("flash-ar", "25%", [60] * 9), row("lever", "25%", lever),
+                         row("auto", "25%", [x * 0.8 for x in lever])]}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "run.json")
+            with open(path, "w") as f:
+                json.dump(data, f)
+            report = os.path.join(tmp, "report.md")
+            subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_report.py"), "-o", report,
+                            "--plots", os.path.join(tmp, "plots"), "made up=" + path], check=True,
+                           stderr=subprocess.DEVNULL)
+            text = open(report).read()
+            self.assertEqual(len(os.listdir(os.path.join(tmp, "plots"))), 3)
+        auto_rows = [line for line in text.splitlines() if line.startswith("| made up |")]
+        self.assertEqual(len(auto_rows), 2)
+        cells = [c.strip() for c in auto_rows[0].split("|")[1:-1]]
+        self.assertEqual(cells[2], "lever")
+        median, interval = cells[6].split(" ")
+        low, high = (float(x) for x in interval.strip("[]").split("-"))
+        self.assertAlmostEqual(float(median), 0.96, places=2)
+        self.assertLess(low, 0.95)
+        self.assertGreaterEqual(high, 0.95)
+        cells = [c.strip() for c in auto_rows[1].split("|")[1:-1]]
+        self.assertEqual(cells[6], "0.80 [0.80-0.80]")
+        self.assertEqual(cells[7], "0/9")
+        self.assertIn("within 5% of the best or faster: 1 of 2 rows by medians, 1 by paired medians. In 1 of the 2 "
+                      "rows the whole paired 90% interval is below 0.95", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
