@@ -197,7 +197,8 @@ def main():
         out += ["", "Worst auto / best over these rows: **%.2f**. auto within 5%% of the best or faster: %d of %d "
                 "rows by medians, %d by paired medians. In %d of the %d rows the whole paired 90%% interval is below "
                 "0.95 (auto more than 5%% behind beyond this run's noise); in the others this run cannot tell auto "
-                "from within 5%% of the best (with 3 repetitions the interval spans nearly all of them: it says little)."
+                "from within 5%% of the best (for a row of 3 repetitions the interval spans nearly all of them "
+                "and says little)."
                 % (worst, by_medians, n_rows, by_paired, n_rows - reaching, n_rows)]
     out.append("")
 
