@@ -350,6 +350,42 @@ TEST(AutoTreeBuilder, PlainDecodingAsTheBestArmRunsInStretchesWithoutChoosing) {
     EXPECT_EQ(run, 32u) << "stale after 20 plain cycles, re-measured at the end of the 2nd stretch";
 }
 
+// A stretch of plain decoding lasts only while plain decoding is the best arm: once its own
+// slow cycles put another arm ahead, the next cycle is that arm's (each further plain cycle
+// would be charged to the regret budget as exploring, and the budget then kept the draft
+// model's arms from their first trials for a whole prompt: see build()).
+TEST(AutoTreeBuilder, AStretchOfPlainDecodingEndsWhenAnotherArmIsAhead) {
+  std::vector<AutoArm> arms;
+  arms.push_back({"plain", std::make_unique<StaticTreeBuilder>(std::vector<int>{}, "plain"), false, ArmSource::kNone});
+  arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false,
+                  ArmSource::kModel, 2.0, 1});
+  AutoTreeBuilder autob(std::move(arms));
+  test::FixedDrafter drafter(1, 1.0f);
+  GreedyBuild greedy;
+  std::string policies;  // p: a plain cycle, c: a chain's
+  bool chain_ahead_seen = false;
+  for (int i = 0; i < 24; ++i) {
+    const bool chain_ahead = autob.selector().best() == 1;
+    TokenTree tree;
+    ASSERT_TRUE(autob.build(drafter, greedy.ctx, &tree).ok());
+    policies += tree.empty() ? 'p' : 'c';
+    // After the trials, the chain leads as soon as plain decoding's rate falls below its.
+    if (i >= 2 && chain_ahead) {
+      chain_ahead_seen = true;
+      EXPECT_FALSE(tree.empty()) << "cycle " << i << " ran plain decoding behind the chain: " << policies;
+    }
+    CycleStats stats;
+    stats.tree_nodes = tree.size();
+    stats.rows_verified = tree.size() + 1;
+    // The chain: 1 token in 3 ms. Plain decoding: 1 ms on its trial, then 6 ms a token.
+    stats.verify_seconds = !tree.empty() ? 3e-3 : (i == 0 ? 1e-3 : 6e-3);
+    stats.visited = {{TokenTree::kRoot, 2}};
+    autob.observe(tree, stats);
+  }
+  ASSERT_EQ(policies.substr(0, 3), "pcp") << "each arm's trial, then plain decoding as the best arm, in a stretch";
+  EXPECT_TRUE(chain_ahead_seen) << "plain decoding's slow cycles put the chain ahead within the stretch: " << policies;
+}
+
 // An arm that drafts during verification (EdgeLLM's, lending the target's I/O waits): it
 // names an anchor after each tree it builds and takes the drafts carried from it.
 class LendingArm : public TreeBuilder {
