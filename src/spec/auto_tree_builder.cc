@@ -217,8 +217,14 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
   // too much of a cycle to make it (a plain pass is cheap: a resident target), runs a
   // stretch of kPlainStretch cycles without choosing again: on stories260K at a 100% budget
   // a plain cycle costs ~23 us, and choosing and the checks around it were ~1 us of it.
-  // Exploring is put off by at most kPlainStretch - 1 cycles.
-  if (arms_[static_cast<size_t>(current_)].source == ArmSource::kNone && current_ == selector_.best() && !looked)
+  // Exploring is put off by at most kPlainStretch - 1 cycles. Only where a plain cycle is
+  // that cheap (kPlainStretchBelowSeconds): where it waits on streamed weights (~1 ms for
+  // stories260K at 0%) choosing is ~0.1% of it, while a stretch put off each first trial of a
+  // cold session: a trial's regret against plain decoding had spent the small budget of a
+  // session's first milliseconds, plain decoding ran 16 cycles of 1 token, and the draft
+  // model's arms (~5 tokens a cycle) waited.
+  if (arms_[static_cast<size_t>(current_)].source == ArmSource::kNone && current_ == selector_.best() && !looked &&
+      selector_.tokens_per_cycle(current_) / selector_.rate(current_) < kPlainStretchBelowSeconds)
     plain_stretch_left_ = kPlainStretch - 1;
   const AutoArm& arm = arms_[static_cast<size_t>(current_)];
   const DraftCounters before = drafter.draft_counters();

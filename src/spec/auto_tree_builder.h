@@ -40,9 +40,10 @@
 // whatever it picks; its choices depend only on past timings and the context (the look),
 // never on the sampler's random stream.
 //
-// Plain decoding, once chosen as the best arm where a look is too dear to make, runs a
-// stretch of kPlainStretch cycles before the next choice: there a cycle is one cheap pass
-// (a resident target), and choosing every cycle cost ~1 us of its ~23 us on stories260K.
+// Plain decoding, once chosen as the best arm where a look is too dear to make and a plain
+// cycle is one cheap pass (a resident target), runs a stretch of kPlainStretch cycles before
+// the next choice, while it stays the best arm: choosing every cycle cost ~1 us of its ~23 us
+// on stories260K.
 //
 // Switching from plain decoding to a drafting arm costs the draft model's catch-up on every
 // token plain decoding emitted meanwhile. Auto measures that cost per token (from the draft
@@ -232,6 +233,8 @@ class AutoTreeBuilder : public TreeBuilder {
   TokenTree look_tree_;                     // this cycle's retrieval tree, built and not taken
   bool look_untaken_ = false;               // look_tree_ is this cycle's
   static constexpr int kPlainStretch = 16;  // cycles of plain decoding per choice of it as the best arm
+  // Stretches only where a plain cycle takes less than this (see build()).
+  static constexpr double kPlainStretchBelowSeconds = 100e-6;
   int plain_stretch_left_ = 0;
   static constexpr int kMaxTrialDeferrals = 3;  // see build()
   int trial_deferrals_ = 0;                     // the look's takes in place of a first trial, in a row
