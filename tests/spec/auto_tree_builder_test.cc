@@ -512,9 +512,10 @@ TEST(AutoTreeBuilder, AnArmPrunesOnlyWhilePruningMeasurablyPays) {
   EXPECT_LE(pruned_cycles(later, 100), MeasuredSwitch::kBlockCycles);
 }
 
-// A model arm's cycles under a cold acceptance calibration (priors, not this pair) are
-// forgotten as evidence once the shared calibration is warm: the arm is then tried again as
-// new. An arm without a calibration (a chain's fixed shape) keeps its evidence.
+// A model arm's cycles under a cold acceptance calibration (priors, not this pair) count as
+// one cycle's evidence once the shared calibration is warm: the arm keeps its rate (a lower
+// bound) and is measured again soon. An arm without a calibration (a chain's fixed shape)
+// keeps its evidence.
 TEST(AutoTreeBuilder, CyclesUnderAColdCalibrationAreMeasuredAfresh) {
   std::vector<AutoArm> arms;
   arms.push_back({"edgellm",
@@ -557,11 +558,13 @@ TEST(AutoTreeBuilder, CyclesUnderAColdCalibrationAreMeasuredAfresh) {
   ASSERT_TRUE(warmed);
   ASSERT_GT(calibrated_cycles, 2);
   EXPECT_EQ(autob.selector().cycles(0), calibrated_cycles) << "its cycles stay counted as run";
-  EXPECT_EQ(autob.selector().rate(0), 0) << "but not as evidence of its rate";
-  EXPECT_GT(autob.selector().rate(1), 0) << "the chain's shape does not depend on the calibration";
+  EXPECT_NEAR(autob.selector().evidence(0).recent.weight, 1.0, 1e-9) << "but as one cycle's evidence";
+  EXPECT_NEAR(autob.selector().rate(0), 2 / 1e-3, 1e-6) << "of their rate";
+  EXPECT_GT(autob.selector().evidence(1).recent.weight, 1.0)
+      << "the chain's shape does not depend on the calibration: all its cycles count";
   TokenTree tree;
   ASSERT_TRUE(autob.build(drafter, greedy.ctx, &tree).ok());
-  EXPECT_EQ(autob.current_arm(), 0) << "tried again as new";
+  EXPECT_EQ(autob.current_arm(), 0) << "measured again at once";
 }
 
 }  // namespace
