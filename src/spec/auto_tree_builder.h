@@ -206,8 +206,9 @@ class AutoTreeBuilder : public TreeBuilder {
   // A model arm's cycles run while its acceptance calibration (shared by the arms drafting
   // from the draft model) had learnt from fewer than kWarmCalibrationRows rows measure trees
   // shaped by the calibration's priors, not by this model pair: per arm, its evidence as it
-  // was before its first such cycle (empty: none yet), put back once the calibration is
-  // warm, so the arm is measured afresh on the trees it will build from then on. Why: LEVER
+  // was before its first such cycle, put back once the calibration is warm, so the arm is
+  // measured afresh on the trees it will build from then on (with none before them, the cold
+  // cycles stay as one cycle's evidence: forget_cold_cycles). Why: LEVER
   // is the first model arm tried, and under the priors (r = 0.9, h the identity) its
   // gain/cost trees were shallow and bushy (7 deep against 11 later, EMULATED 25 MB/s at 0%):
   // its trial emitted 3.9 tokens a cycle against lever-noprune's 6.8, auto settled on
