@@ -185,8 +185,8 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
   // plain decoding stays the best arm. Its own slow cycles can put another arm ahead within
   // the stretch, and every further plain cycle would then be charged as exploration: on
   // stories260K at 0% (EMULATED 4 GB/s) a cold session's stretch ran 9 plain cycles after
-  // CoordGen's trial had overtaken it, their ~4 ms of regret spent the budget of the next
-  // ~130 ms, and the draft model's arms waited ~80 cycles of CoordGen's 1.5 tokens for a
+  // CoordGen's trial had overtaken it, their 3.7 ms of regret spent the budget of the next
+  // ~120 ms, and the draft model's arms waited 79 cycles of CoordGen's ~1.6 tokens for a
   // first trial (their cycles emit ~5).
   if (plain_stretch_left_ > 0 && selector_.best() == current_) {
     --plain_stretch_left_;
