@@ -39,7 +39,9 @@ void ArmEvidence::add(double decay, double cycle_tokens, double cycle_seconds) {
   tokens_seconds = decay * tokens_seconds + cycle_tokens * cycle_seconds;
 }
 
-ArmEvidence ArmEvidence::scaled(double factor) const {
+ArmEvidence ArmEvidence::at_most(double cycles) const {
+  if (weight <= cycles) return *this;
+  const double factor = cycles / weight;
   ArmEvidence e = *this;
   for (double* sum : {&e.tokens, &e.seconds, &e.weight, &e.tokens_sq, &e.seconds_sq, &e.tokens_seconds}) *sum *= factor;
   return e;
@@ -205,7 +207,7 @@ void ArmSelector::start_from(int arm, const ArmEvidence& lasting) {
   Arm& a = arms_[static_cast<size_t>(arm)];
   a.lasting = lasting;
   const double steady_weight = 1 / (1 - options_.decay);
-  a.recent = lasting.scaled(std::min(1.0, steady_weight / lasting.weight));
+  a.recent = lasting.at_most(steady_weight);
 }
 
 }  // namespace sf

@@ -60,8 +60,9 @@ struct ArmEvidence {
   double tokens_sq = 0, seconds_sq = 0, tokens_seconds = 0;
 
   void add(double decay, double cycle_tokens, double cycle_seconds);
-  // The same evidence counted as `factor` times as many cycles (the rate is unchanged).
-  ArmEvidence scaled(double factor) const;
+  // The same evidence counted as at most `cycles` cycles (the rate is unchanged; evidence of
+  // fewer cycles, or none, as it is).
+  ArmEvidence at_most(double cycles) const;
   bool empty() const { return weight <= 0; }
   // Finite sums, positive weight and seconds, nothing negative (e.g. read from a file).
   bool valid() const;

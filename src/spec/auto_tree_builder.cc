@@ -401,9 +401,7 @@ void AutoTreeBuilder::forget_cold_cycles() {
     // than the budget.
     if (back.recent.empty()) {
       const ArmSelector::Evidence now = selector_.evidence(static_cast<int>(a));
-      if (!now.recent.empty())
-        back = {now.recent.scaled(std::min(1.0, 1 / now.recent.weight)),
-                now.lasting.scaled(std::min(1.0, 1 / now.lasting.weight))};
+      if (!now.recent.empty()) back = {now.recent.at_most(1), now.lasting.at_most(1)};
     }
     selector_.restore(static_cast<int>(a), back);
     before_cold_[a].reset();
