@@ -15,6 +15,7 @@ void add(SummaryRow& row, const PromptRun& pr) {
   row.decode_seconds += s.decode_seconds;
   row.prefill_seconds += s.prefill_seconds;
   row.bytes_read += s.counters.stream.bytes_read;
+  row.device_seconds += s.counters.stream.device_seconds;
   row.decode_weight_bytes += s.decode_weight_bytes;
   row.decode_stream_bytes += s.decode_stream_bytes;
   row.decode_io_stall_seconds += s.decode_io_stall_seconds;

@@ -27,7 +27,8 @@ struct SummaryRow {
   uint64_t decode_tokens = 0;
   double decode_seconds = 0;
   double prefill_seconds = 0;
-  uint64_t bytes_read = 0;  // prefill and decode
+  uint64_t bytes_read = 0;    // prefill and decode
+  double device_seconds = 0;  // the storage's own busy time for those bytes (emulated or not)
   // Decoding only: weight bytes the target's passes read wherever the weights live (CATS's
   // BPT numerator; a draft model's own reads are not in it) and bytes read from storage.
   uint64_t decode_weight_bytes = 0;
@@ -79,6 +80,9 @@ struct SummaryRow {
   double decode_stream_bytes_per_token() const {
     return generated_tokens > 0 ? static_cast<double>(decode_stream_bytes) / generated_tokens : 0;
   }
+  // What the storage itself delivered (under emulation, a device slower than the emulated
+  // rate set the pace: bench/device_pace.h); 0 when nothing streamed.
+  double device_bytes_per_s() const { return device_seconds > 0 ? bytes_read / device_seconds : 0; }
   double bytes_per_token() const {
     return generated_tokens > 0 ? static_cast<double>(bytes_read) / generated_tokens : 0;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "bench/device_pace.h"
 #include "weights/memory_budget.h"
 
 namespace sf::bench {
@@ -139,6 +140,7 @@ OJson row_json(const SummaryRow& r) {
   j["mean_accepted"] = r.mean_accepted();
   j["bytes_read"] = r.bytes_read;
   j["bytes_read_per_token"] = r.bytes_per_token();
+  j["device_bytes_per_s"] = r.device_bytes_per_s();
   j["decode_weight_bytes"] = r.decode_weight_bytes;
   j["decode_bpt"] = r.decode_bpt();
   j["decode_stream_bytes"] = r.decode_stream_bytes;
@@ -222,6 +224,7 @@ OJson prompt_run_json(const RunResult& run, const PromptRun& pr, const PreparedP
   j["mean_accepted"] = s.mean_accepted();
   j["bytes_read"] = s.counters.stream.bytes_read;
   j["io_seconds"] = s.counters.stream.io_seconds;
+  j["device_seconds"] = s.counters.stream.device_seconds;
   j["io_stall_seconds"] = s.counters.stream.io_stall_seconds;
   j["forward_passes"] = s.counters.forward_passes;
   j["peak_rss_bytes"] = s.peak_rss_bytes;
@@ -316,6 +319,7 @@ OJson json_report(const ReportContext& context, const BenchConfig& config, const
   meta["tree_widths"] = config.tree_widths;
   meta["io_bandwidth_bytes_per_s"] = context.io_bandwidth;
   meta["io_bandwidth_emulated"] = context.io_bandwidth > 0;
+  meta["storage_device_bytes_per_s"] = measure_device_pace(result, context.io_bandwidth).device_bytes_per_s;
   meta["preset"] = context.preset.empty() ? OJson(nullptr) : OJson(context.preset);
   meta["auto_profile"] = context.auto_profile.empty() ? OJson(nullptr) : OJson(context.auto_profile);
   meta["prompt_source"] = context.prompt_source;

@@ -14,6 +14,7 @@
 #include "bench/bench_report.h"
 #include "bench/bench_runner.h"
 #include "bench/datasets.h"
+#include "bench/device_pace.h"
 #include "bench/machine_info.h"
 #include "bench/phone_regime.h"
 #include "cli/checked_output.h"
@@ -273,6 +274,11 @@ int bench_command(int argc, char** argv) {
   const auto runs = bench::plan_runs(config, *base);
   auto result = bench::run_bench(config, runs, prompts, callbacks);
   if (!result.ok()) return fail(result.status());
+  if (const auto note =
+          bench::device_pace_note(bench::measure_device_pace(*result, base->io_bandwidth), base->io_bandwidth)) {
+    std::fprintf(stderr, "warning: %s\n", note->c_str());
+    result->notes.push_back(*note);
+  }
 
   bench::ReportContext context;
   context.command_line = "specflash " + bench::quote_command_line(argc, argv);

@@ -230,15 +230,24 @@ void print_generation_stats(const GenerationStats& s, const Session& session, ui
     std::fprintf(stderr,
                  "streaming:        %s%s%s\n"
                  "bytes read:       %s (%s per generated token, %s per pass, %llu passes)\n"
-                 "I/O time:         %.3f s%s, %.2f GB/s%s\n"
-                 "compute time:     %.3f s; waited on I/O %.3f s (%.0f%% of forward time)\n",
+                 "I/O time:         %.3f s%s, %.2f GB/s%s\n",
                  st->backend_name(), st->direct_io() ? ", O_DIRECT" : ", buffered+DONTNEED",
                  emulated ? ", EMULATED bandwidth" : "", format_bytes(c.stream.bytes_read).c_str(),
                  format_bytes(static_cast<uint64_t>(c.stream.bytes_read / tokens)).c_str(),
                  format_bytes(plan.streamed_bytes_per_pass).c_str(), static_cast<unsigned long long>(c.forward_passes),
                  c.stream.io_seconds, emulated ? " (emulated)" : "",
                  c.stream.io_seconds > 0 ? c.stream.bytes_read / c.stream.io_seconds / 1e9 : 0.0,
-                 emulated ? " (emulated)" : "", c.compute_seconds(), c.stream.io_stall_seconds,
+                 emulated ? " (emulated)" : "");
+    if (emulated && c.stream.device_seconds > 0) {
+      // Emulation only slows reads down: a device slower than the emulated rate sets the pace.
+      const double device_rate = c.stream.bytes_read / c.stream.device_seconds;
+      std::fprintf(stderr, "real device:      %.3f s, %.2f GB/s%s\n", c.stream.device_seconds, device_rate / 1e9,
+                   device_rate < st->emulated_bandwidth()
+                       ? " (slower than the emulated rate: the reads ran at the device's own speed)"
+                       : "");
+    }
+    std::fprintf(stderr, "compute time:     %.3f s; waited on I/O %.3f s (%.0f%% of forward time)\n",
+                 c.compute_seconds(), c.stream.io_stall_seconds,
                  c.forward_seconds > 0 ? 100.0 * c.stream.io_stall_seconds / c.forward_seconds : 0.0);
   }
 }
@@ -286,6 +295,7 @@ std::string generation_stats_json(const GenerationStats& s, const Session& sessi
       {"corrections", s.spec.corrections},
       {"accepted_corrections", s.spec.accepted_corrections},
       {"io_seconds", c.stream.io_seconds},
+      {"device_seconds", c.stream.device_seconds},
       {"compute_seconds", c.compute_seconds()},
       {"io_stall_seconds", c.stream.io_stall_seconds},
       {"resident_weight_bytes", session.plan().base_bytes + session.plan().resident_unit_bytes},

@@ -413,6 +413,7 @@ Result<GenerationStats> Session::generate(int slot_index, const std::vector<int3
   stats.counters.stream.bytes_read = after.stream.bytes_read - before.stream.bytes_read;
   stats.counters.stream.units_read = after.stream.units_read - before.stream.units_read;
   stats.counters.stream.io_seconds = after.stream.io_seconds - before.stream.io_seconds;
+  stats.counters.stream.device_seconds = after.stream.device_seconds - before.stream.device_seconds;
   stats.counters.stream.io_stall_seconds = after.stream.io_stall_seconds - before.stream.io_stall_seconds;
   stats.counters.stream.restarts = after.stream.restarts - before.stream.restarts;
   return stats;

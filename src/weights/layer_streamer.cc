@@ -164,7 +164,8 @@ void LayerStreamer::release_output() {
 
 StreamStats LayerStreamer::stats() const {
   StreamStats s = stats_;
-  if (options_.emulated_bandwidth <= 0) s.io_seconds = reader_->busy_seconds();
+  s.device_seconds = reader_->busy_seconds();
+  if (options_.emulated_bandwidth <= 0) s.io_seconds = s.device_seconds;
   return s;
 }
 

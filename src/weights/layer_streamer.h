@@ -44,7 +44,10 @@ struct StreamerOptions {
 struct StreamStats {
   uint64_t bytes_read = 0;  // bytes read from storage for streamed units
   uint64_t units_read = 0;
-  double io_seconds = 0;        // device busy time (emulated: bytes / emulated rate)
+  double io_seconds = 0;  // device busy time (emulated: bytes / emulated rate)
+  // The real device's busy time, emulated or not: under emulation, a device slower than the
+  // emulated rate (device_seconds > io_seconds) sets the pace, and the rows must say so.
+  double device_seconds = 0;
   double io_stall_seconds = 0;  // time the forward pass waited for a unit to arrive
   uint64_t restarts = 0;        // out-of-order acquisitions that restarted the ring
 };
@@ -72,6 +75,7 @@ class LayerStreamer : public LayerSource {
   const char* backend_name() const { return reader_->backend_name(); }
   bool direct_io() const { return reader_->direct(); }
   bool emulated() const { return options_.emulated_bandwidth > 0; }
+  double emulated_bandwidth() const { return options_.emulated_bandwidth; }
   // Until reset to nullptr, every wait for a unit is reported to `listener`.
   void set_stall_listener(IoStallListener* listener) { stall_listener_ = listener; }
 

@@ -124,6 +124,38 @@ TEST(BenchBinary, HistoryStoreRunsColdThenWarm) {
   EXPECT_NE(second.out.find("| coordgen | 100% | 2 |"), std::string::npos) << second.out;
 }
 
+// Emulated storage faster than any disk (1 TB/s) cannot be emulated: the bench warns, the
+// report carries the note and every streamed row the rate the storage itself delivered. A
+// rate far below any disk (10 MB/s) is emulated and nothing is said.
+TEST(BenchBinary, EmulationFasterThanTheStorageIsReported) {
+  const auto bench_at = [](const std::string& rate, const std::string& json_path) {
+    return run_bench_binary({"-m", stories(), "--methods", "flash-ar", "--budgets", "50%", "--dataset", "tinystories:1",
+                             "--n-predict", "8", "--io-bandwidth", rate, "--json", json_path, "--data-dir",
+                             datasets()});
+  };
+  const std::string fast_json = sf::test::per_test_scratch_dir() + "/fast.json";
+  const RunOutput fast = bench_at("1000G", fast_json);
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_NE(fast.err.find("warning: storage EMULATED at 1000.00 GB/s, but this machine's own storage delivered"),
+            std::string::npos)
+      << fast.err;
+  EXPECT_NE(fast.out.find("note: storage EMULATED at 1000.00 GB/s"), std::string::npos) << fast.out;
+  const auto j = nlohmann::json::parse(read_file(fast_json), nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(j.is_object());
+  const double device = j["meta"]["storage_device_bytes_per_s"].get<double>();
+  EXPECT_GT(device, 0);
+  EXPECT_LT(device, 1000e9);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["device_bytes_per_s"].get<double>(), 0) << "ar reads nothing";
+  EXPECT_GT(j["rows"][1]["device_bytes_per_s"].get<double>(), 0) << "flash-ar streams half the layers";
+
+  const std::string slow_json = sf::test::per_test_scratch_dir() + "/slow.json";
+  const RunOutput slow = bench_at("10M", slow_json);
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  EXPECT_EQ(slow.err.find("own storage delivered"), std::string::npos) << slow.err;
+  EXPECT_EQ(slow.out.find("own storage delivered"), std::string::npos) << slow.out;
+}
+
 TEST(BenchBinary, UsageErrors) {
   expect_usage_error({"--methods", "ar,beam"}, "unknown method 'beam'");
   expect_usage_error({"--methods", "chain"}, "chain needs a draft model");

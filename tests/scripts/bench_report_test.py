@@ -5,7 +5,8 @@ Two budgets, each with flash-ar, lever and auto over 9 interleaved repetitions: 
 runs within noise of lever (its paired ratios straddle 0.95); at 25% it is 20% behind in
 every repetition. The report must name the best method, give the paired median with its
 bootstrap interval, and count the rows: 1 of 2 within 5% by medians, 1 by paired medians,
-and 1 row behind beyond noise. Run: /usr/bin/python3 tests/scripts/bench_report_test.py
+and 1 row behind beyond noise. And an EMULATED setting whose storage was slower than the
+emulated rate gets a caveat. Run: /usr/bin/python3 tests/scripts/bench_report_test.py
 """
 import json
 import os
@@ -57,6 +58,30 @@ class BenchReportTest(unittest.TestCase):
         self.assertEqual(cells[7], "0/9")
         self.assertIn("within 5% of the best or faster: 1 of 2 rows by medians, 1 by paired medians. In 1 of the 2 "
                       "rows the whole paired 90% interval is below 0.95", text)
+
+    def test_emulation_slower_than_the_storage_is_a_caveat(self):
+        """An EMULATED setting whose storage delivered less than the emulated rate in some rows
+        is named in the caveats and its own section; one whose storage kept up is not."""
+        def setting(device_rates):
+            rows = [dict(row("flash-ar", b, [50] * 3), device_bytes_per_s=d) for b, d in device_rates]
+            return {"meta": {"commit": "test", "date": "today", "io_bandwidth_emulated": True,
+                             "io_bandwidth_bytes_per_s": 4e9, "storage_device_bytes_per_s": 2e9}, "rows": rows}
+        with tempfile.TemporaryDirectory() as tmp:
+            args = []
+            for name, data in [("too fast", setting([("0%", 1e9), ("25%", 5e9)])),
+                               ("kept up", setting([("0%", 5e9), ("25%", 6e9)]))]:
+                path = os.path.join(tmp, name.replace(" ", "_") + ".json")
+                with open(path, "w") as f:
+                    json.dump(data, f)
+                args.append(name + "=" + path)
+            report = os.path.join(tmp, "report.md")
+            subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_report.py"), "-o", report,
+                            "--plots", os.path.join(tmp, "plots")] + args, check=True, stderr=subprocess.DEVNULL)
+            text = open(report).read()
+        self.assertIn("- too fast: storage EMULATED at 4.00 GB/s, but this machine's own storage delivered 2.00 GB/s "
+                      "in these runs (less than the emulated rate in 1 of the 2 streamed rows)", text)
+        self.assertEqual(text.count("own storage delivered"), 2, "the caveat and the setting's own section")
+        self.assertNotIn("- kept up: storage", text)
 
 
 if __name__ == "__main__":
