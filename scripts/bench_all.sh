@@ -5,7 +5,9 @@
 # Settings (each one bench run; every method sees the same prompts, budgets and storage):
 #  - stories260K + its distilled draft (real acceptance): this machine's disk, UFS 4.0
 #    (EMULATED 4 GB/s) and the scaled phone regime (--preset phone: EMULATED so a pass at
-#    0% costs 40 draft steps), budgets 0/25/50/100% (phone: 0/25%), REPEAT interleaved repetitions (3), medians;
+#    0% costs 40 draft steps), budgets 0/25/50/100% (phone: 0/25%), REPEAT interleaved repetitions (3), medians.
+#    Emulation only slows reads: where this disk is slower than the emulated rate (the Zen 3 VM's ~0.5-1 GB/s
+#    against 4 GB/s), those rows run at the disk's speed; the bench warns and the report says so in its caveats;
 #    and the I/O-bound extreme, EMULATED 25 MB/s at 0/25% (REPEAT_IO repetitions, default 3, so auto's median
 #    repetition starts from its profile; without the retrieval-only and self-speculative methods, which ran at
 #    0.07-0.25x of the best there in the 30f1707 report and take most of its time);

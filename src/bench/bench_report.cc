@@ -289,7 +289,11 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
     out +=
         "With sampling, = AR is expected of the plain methods only (same seed, same tokens); speculative methods "
         "keep the output distribution, not the tokens.\n";
-  if (context.io_bandwidth > 0) out += "Storage bandwidth is EMULATED; rates are not those of this machine's disk.\n";
+  if (context.io_bandwidth > 0)
+    out += measure_device_pace(result, context.io_bandwidth).runs_below_emulated > 0
+               ? "Storage bandwidth is EMULATED, but this machine's storage was slower than the emulated rate in some "
+                 "runs (see the note below): there the rates are this storage's own.\n"
+               : "Storage bandwidth is EMULATED; rates are not those of this machine's disk.\n";
   for (const std::string& note : result.notes) out += "\nnote: " + note;
   if (!result.notes.empty()) out += "\n";
   return out;

@@ -31,8 +31,8 @@ std::optional<std::string> device_pace_note(const DevicePace& pace, double emula
                 "(slower than the emulated rate in %d of %d streamed runs): emulation cannot make reads faster, so "
                 "those runs measure this storage, not the emulated device; emulate a rate well below %.2f GB/s to "
                 "reproduce one",
-                emulated_bytes_per_s / 1e9, pace.device_bytes_per_s / 1e9, pace.runs_below_emulated,
-                pace.streamed_runs, pace.device_bytes_per_s / 1e9);
+                emulated_bytes_per_s / 1e9, pace.device_bytes_per_s / 1e9, pace.runs_below_emulated, pace.streamed_runs,
+                pace.device_bytes_per_s / 1e9);
   return std::string(buf);
 }
 

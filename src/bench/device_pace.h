@@ -17,9 +17,9 @@
 namespace sf::bench {
 
 struct DevicePace {
-  int streamed_runs = 0;         // runs that read streamed weights
-  int runs_below_emulated = 0;   // of those, runs whose device delivered less than the emulated rate
-  double device_bytes_per_s = 0; // pooled over every streamed run; 0 when nothing streamed
+  int streamed_runs = 0;          // runs that read streamed weights
+  int runs_below_emulated = 0;    // of those, runs whose device delivered less than the emulated rate
+  double device_bytes_per_s = 0;  // pooled over every streamed run; 0 when nothing streamed
 };
 
 DevicePace measure_device_pace(const BenchResult& result, double emulated_bytes_per_s);

@@ -140,6 +140,7 @@ TEST(BenchBinary, EmulationFasterThanTheStorageIsReported) {
             std::string::npos)
       << fast.err;
   EXPECT_NE(fast.out.find("note: storage EMULATED at 1000.00 GB/s"), std::string::npos) << fast.out;
+  EXPECT_NE(fast.out.find("there the rates are this storage's own"), std::string::npos) << fast.out;
   const auto j = nlohmann::json::parse(read_file(fast_json), nullptr, /*allow_exceptions=*/false);
   ASSERT_TRUE(j.is_object());
   const double device = j["meta"]["storage_device_bytes_per_s"].get<double>();
@@ -154,6 +155,7 @@ TEST(BenchBinary, EmulationFasterThanTheStorageIsReported) {
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
   EXPECT_EQ(slow.err.find("own storage delivered"), std::string::npos) << slow.err;
   EXPECT_EQ(slow.out.find("own storage delivered"), std::string::npos) << slow.out;
+  EXPECT_NE(slow.out.find("rates are not those of this machine's disk"), std::string::npos) << slow.out;
 }
 
 TEST(BenchBinary, UsageErrors) {

@@ -20,10 +20,10 @@ RunResult streamed_run(uint64_t bytes, double device_seconds) {
 
 TEST(DevicePace, CountsTheRunsWhoseDeviceWasSlowerThanTheEmulatedRate) {
   BenchResult result;
-  result.runs = {streamed_run(0, 0),             // resident: not a streamed run
-                 streamed_run(1'000'000, 0.001),  // 1 GB/s
-                 streamed_run(3'000'000, 0.001),  // 3 GB/s
-                 streamed_run(5'000'000, 0.001)}; // 5 GB/s
+  result.runs = {streamed_run(0, 0),               // resident: not a streamed run
+                 streamed_run(1'000'000, 0.001),   // 1 GB/s
+                 streamed_run(3'000'000, 0.001),   // 3 GB/s
+                 streamed_run(5'000'000, 0.001)};  // 5 GB/s
   const DevicePace pace = measure_device_pace(result, 4e9);
   EXPECT_EQ(pace.streamed_runs, 3);
   EXPECT_EQ(pace.runs_below_emulated, 2);
