@@ -176,7 +176,9 @@ def main():
                "acceptance (the synthetic models have random weights: their rows measure cost only)."
                % args.real_acceptance)
     out.append("")
-    paced = ["%s: %s." % (s["name"], device_pace(s["data"])) for s in settings if device_pace(s["data"])]
+    for s in settings:
+        s["device_pace"] = device_pace(s["data"])
+    paced = ["%s: %s." % (s["name"], s["device_pace"]) for s in settings if s["device_pace"]]
     if args.note or paced:
         out += ["## Caveats", ""] + ["- " + n for n in args.note + paced] + [""]
 
@@ -280,8 +282,8 @@ def main():
         out += ["## " + s["name"], ""]
         meta = s["data"]["meta"]
         out.append("- file: `%s`; commit %s; %s" % (s["path"], meta.get("commit"), meta.get("date")))
-        if device_pace(s["data"]):
-            out.append("- **%s.**" % device_pace(s["data"]))
+        if s["device_pace"]:
+            out.append("- **%s.**" % s["device_pace"])
         for p in plot_setting(s, args.plots):
             rel = os.path.relpath(p, os.path.dirname(os.path.abspath(args.output)))
             out.append("")

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "bench/device_pace.h"
 #include "weights/memory_budget.h"
 
 namespace sf::bench {
@@ -290,7 +289,7 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
         "With sampling, = AR is expected of the plain methods only (same seed, same tokens); speculative methods "
         "keep the output distribution, not the tokens.\n";
   if (context.io_bandwidth > 0)
-    out += measure_device_pace(result, context.io_bandwidth).runs_below_emulated > 0
+    out += context.device_pace.runs_below_emulated > 0
                ? "Storage bandwidth is EMULATED, but this machine's storage was slower than the emulated rate in some "
                  "runs (see the note below): there the rates are this storage's own.\n"
                : "Storage bandwidth is EMULATED; rates are not those of this machine's disk.\n";
@@ -323,7 +322,7 @@ OJson json_report(const ReportContext& context, const BenchConfig& config, const
   meta["tree_widths"] = config.tree_widths;
   meta["io_bandwidth_bytes_per_s"] = context.io_bandwidth;
   meta["io_bandwidth_emulated"] = context.io_bandwidth > 0;
-  meta["storage_device_bytes_per_s"] = measure_device_pace(result, context.io_bandwidth).device_bytes_per_s;
+  meta["storage_device_bytes_per_s"] = context.device_pace.device_bytes_per_s;
   meta["preset"] = context.preset.empty() ? OJson(nullptr) : OJson(context.preset);
   meta["auto_profile"] = context.auto_profile.empty() ? OJson(nullptr) : OJson(context.auto_profile);
   meta["prompt_source"] = context.prompt_source;

@@ -10,6 +10,7 @@
 #include "bench/bench_config.h"
 #include "bench/bench_metrics.h"
 #include "bench/bench_runner.h"
+#include "bench/device_pace.h"
 #include "bench/machine_info.h"
 
 namespace sf::bench {
@@ -19,6 +20,7 @@ struct ReportContext {
   std::string model_path;
   std::string draft_model_path;  // "" when no method drafts
   double io_bandwidth = 0;       // EMULATED storage rate in bytes/s; 0 = the real device
+  DevicePace device_pace;        // what the storage itself delivered (measure_device_pace)
   std::string prompt_source;     // "spec_bench:16" or the prompt file
   std::string preset;            // --preset's arithmetic (phone_regime.h), or ""
   std::string auto_profile;      // where auto's sessions kept what they learnt, or "" (no auto)

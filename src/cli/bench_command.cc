@@ -274,8 +274,8 @@ int bench_command(int argc, char** argv) {
   const auto runs = bench::plan_runs(config, *base);
   auto result = bench::run_bench(config, runs, prompts, callbacks);
   if (!result.ok()) return fail(result.status());
-  if (const auto note =
-          bench::device_pace_note(bench::measure_device_pace(*result, base->io_bandwidth), base->io_bandwidth)) {
+  const bench::DevicePace device_pace = bench::measure_device_pace(*result, base->io_bandwidth);
+  if (const auto note = bench::device_pace_note(device_pace, base->io_bandwidth)) {
     std::fprintf(stderr, "warning: %s\n", note->c_str());
     result->notes.push_back(*note);
   }
@@ -286,6 +286,7 @@ int bench_command(int argc, char** argv) {
   for (const auto& run : runs)
     if (run.options.spec.enabled()) context.draft_model_path = config.draft_model_path;
   context.io_bandwidth = base->io_bandwidth;
+  context.device_pace = device_pace;
   context.preset = preset_note;
   context.auto_profile = auto_profile_note;
   context.prompt_source = prompt_source(config);
