@@ -35,6 +35,21 @@ FrontierBuilderOptions frontier_options(const SpecConfig& config, FrontierBuilde
   return o;
 }
 
+// The seconds a cycle would have taken had it drafted for `draft` seconds (less than the
+// cycle's own stats.draft_seconds) and verified in `verify`: drafting while the pass's first
+// streamed weights were still being read did not make the cycle longer, the pass would have
+// waited for them anyway, so cutting it saves only what ran past that read-ahead; the rest
+// becomes the pass's I/O stall. (Counted as saved, it made chain:4 look as fast as chain:8
+// at a 50% budget, where most of a chain's drafting hides under the reads: in the reports'
+// 50% rows auto ran chain:4 in 62 (c384744's run) and 153 (57b7a0a's) of ~280 cycles, at
+// ~0.85x chain:8.) Returns the verification's share, stall included.
+double verify_with_less_drafting(const CycleStats& stats, double draft, double verify) {
+  const double hidden = stats.hidden_io_seconds;
+  const double draft_saved = std::max(stats.draft_seconds, hidden) - std::max(draft, hidden);
+  const double stall_added = (stats.draft_seconds - draft) - draft_saved;
+  return verify + stall_added;
+}
+
 // The name an arm's pruning setting has in the profile.
 std::string prune_setting_name(const std::string& arm, bool on) { return arm + (on ? "/prune" : "/no-prune"); }
 
@@ -275,6 +290,7 @@ Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const Bui
   const Stopwatch timer;
   SF_RETURN_IF_ERROR(build_from_source(*retrieval_builder_, ArmSource::kRetrieval, hybrid, &hybrid, ctx, tree));
   const double seconds = timer.elapsed();
+  look_build_seconds_ = seconds;
   look_seconds_ = look_seconds_ > 0 ? 0.8 * look_seconds_ + 0.2 * seconds : seconds;
   if (tree->size() > 0 && retrieval_builder_->expected_rate() > rate) {
     built_by_ = retrieval_arm_;
@@ -290,20 +306,46 @@ Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const Bui
   return false;
 }
 
-void AutoTreeBuilder::observe_untaken_look(const std::vector<VisitedRow>& visited) {
-  AcceptanceCalibration* calibration = retrieval_builder_ ? retrieval_builder_->acceptance_calibration() : nullptr;
-  if (!calibration) return;
+AutoTreeBuilder::LookWalk AutoTreeBuilder::observe_untaken_look(const std::vector<VisitedRow>& visited) {
   // The rows verification would have visited: from the root, each committed token in turn,
   // as long as the retrieval tree has the child it names.
   std::vector<VisitedRow> rows;
+  LookWalk walk;
   int32_t node = TokenTree::kRoot;
   for (const VisitedRow& v : visited) {
     if (v.target_token < 0) break;
     rows.push_back({node, v.target_token});
     node = look_tree_.find_child(node, v.target_token);
     if (node < 0) break;
+    ++walk.accepted;
   }
-  calibration->observe(look_tree_, rows);
+  // Past the committed tokens, with children left to try: the tree might have gone deeper.
+  walk.cut_short = node >= 0 && !look_tree_.children(node).empty();
+  if (AcceptanceCalibration* calibration = retrieval_builder_->acceptance_calibration())
+    calibration->observe(look_tree_, rows);
+  return walk;
+}
+
+void AutoTreeBuilder::infer_retrieval_cycle(const LookWalk& walk, const CycleStats& stats) {
+  // A walk cut short says only that the tree would have emitted at least so many tokens;
+  // such a cycle is left out rather than counted low (the arm is re-measured when it is
+  // due). A pruned pass, or one beside Mirror-SD's rollouts, is not a full pass's cost.
+  if (walk.cut_short || stats.rows_pruned > 0 || arms_[static_cast<size_t>(built_by_)].builder->wants_parallel_rollouts())
+    return;
+  const LatencyProfile* profile = latency_profile();
+  if (!profile || !profile->has_verify_data()) return;
+  // The retrieval tree's rows instead of the run tree's, at the profile's cost of a row
+  // there (as for the shorter chains: a fitted slope, not the difference of two cells).
+  const int rows_run = stats.tree_nodes + 1;
+  const int rows_look = look_tree_.size() + 1;
+  const double row = profile->marginal_seconds((rows_run + rows_look) / 2 + 1, stats.context);
+  double verify = stats.verify_seconds + (rows_look - rows_run) * row;
+  if (rows_look < rows_run)
+    verify = std::max(verify, stats.verify_seconds * static_cast<double>(rows_look) / rows_run);
+  // Its drafting was the look alone (a part of this cycle's drafting).
+  const double draft = std::min(look_build_seconds_, stats.draft_seconds);
+  verify = verify_with_less_drafting(stats, draft, verify);
+  selector_.observe_inferred(retrieval_arm_, walk.accepted + 1.0, draft + verify, draft);
 }
 
 void AutoTreeBuilder::begin_generation() {
@@ -332,9 +374,10 @@ void AutoTreeBuilder::observe_catch_up(uint64_t tokens, double seconds) {
 }
 
 void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
+  std::optional<LookWalk> untaken_look;
   if (look_untaken_) {
     look_untaken_ = false;
-    observe_untaken_look(stats.visited);
+    untaken_look = observe_untaken_look(stats.visited);
   }
   // The builder of the tree learns from it.
   const AutoArm& current = arms_[static_cast<size_t>(built_by_)];
@@ -378,6 +421,7 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   // catching up after plain decoding): never capped as an outlier.
   selector_.observe(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds, stats.draft_seconds);
   observe_shorter_chains(tree, stats);
+  if (untaken_look) infer_retrieval_cycle(*untaken_look, stats);
   forget_cold_cycles();
 }
 
@@ -425,20 +469,12 @@ void AutoTreeBuilder::observe_shorter_chains(const TokenTree& tree, const CycleS
     if (static_cast<int>(a) == current_ || k < 1 || k >= k_run || arm.source != chosen.source) continue;
     const double share = static_cast<double>(k) / k_run;
     const double draft = std::max(share * stats.draft_seconds, stats.draft_seconds - (k_run - k) * step);
-    // Drafting while the pass's first streamed weights were still being read did not make
-    // the cycle longer: the pass would have waited for them anyway. Cutting it saves only
-    // what ran past that read-ahead; the rest would have become the pass's I/O stall.
-    // (Counted as saved, it made chain:4 look as fast as chain:8 at a 50% budget, where
-    // most of a chain's drafting hides under the reads: in the reports' 50% rows auto ran
-    // chain:4 in 62 (c384744's run) and 153 (57b7a0a's) of ~280 cycles, at ~0.85x chain:8.)
-    const double hidden = stats.hidden_io_seconds;
-    const double draft_saved = std::max(stats.draft_seconds, hidden) - std::max(draft, hidden);
-    const double stall_added = (stats.draft_seconds - draft) - draft_saved;
     // The rows it would not have verified, at the profile's cost of a row there (a slope
     // fitted over the measured row counts: at a streamed budget the difference of two
     // cells, each a mean of I/O-bound passes, was mostly noise and often zero).
     const double rows_saved = (k_run - k) * profile->marginal_seconds((k + k_run) / 2 + 1, stats.context);
-    const double verify = std::max(share * stats.verify_seconds, stats.verify_seconds - rows_saved) + stall_added;
+    const double verify = verify_with_less_drafting(
+        stats, draft, std::max(share * stats.verify_seconds, stats.verify_seconds - rows_saved));
     selector_.observe_inferred(static_cast<int>(a), std::min(stats.accepted, k) + 1.0, draft + verify, draft);
   }
 }

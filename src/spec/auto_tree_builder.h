@@ -32,7 +32,12 @@
 // the looks whose estimate came out highest, the calibration could stay optimistic: in one
 // stories260K run at 0% (real disk) auto's median repetition took 44 retrieval trees per
 // 1,024 tokens, which emitted 1.8 tokens a cycle, ~0.6x the rate of the arms they replaced
-// (docs/auto.md, "Learning from the looks not taken"). A look costs the retrieval
+// (docs/auto.md, "Learning from the looks not taken"). The same walk is a cycle of the
+// retrieval arm that auto did not have to run: the tokens it would have emitted, in the time
+// the cycle would have taken with the look's drafting and the retrieval tree's rows; told to
+// the selector as an inferred cycle (as the shorter chains' are), it keeps that arm measured
+// on every look, where re-measuring it on cycles of its own was ~1% of the time on
+// stories260K (EMULATED 250 MB/s, 25%), texts that rarely repeat. A look costs the retrieval
 // drafter's catch-up and a few automaton walks, so it is made only while that stays under
 // 1% of the chosen arm's cycle. Added for the synthetic 3B, where CoordGen wins on the one
 // prompt that repeats itself and auto's rates, learnt mostly on the other, never chose it
@@ -180,9 +185,19 @@ class AutoTreeBuilder : public TreeBuilder {
   ArmSource source_of(const LatencyProfile* profile) const;
   // Learns the catch-up's cost per token from what a build just ran.
   void observe_catch_up(uint64_t tokens, double seconds);
-  // The retrieval calibration learns from the look this cycle did not take (look_tree_),
-  // walked along the target's tokens of the cycle's verification (`visited`).
-  void observe_untaken_look(const std::vector<VisitedRow>& visited);
+  // How far the look this cycle did not take (look_tree_) would have gone along the
+  // target's tokens of the cycle's verification.
+  struct LookWalk {
+    int accepted = 0;        // its nodes on that path
+    bool cut_short = false;  // the committed tokens ran out where the tree goes on
+  };
+  // The retrieval calibration learns from the untaken look, walked along the target's tokens
+  // of the cycle's verification (`visited`).
+  LookWalk observe_untaken_look(const std::vector<VisitedRow>& visited);
+  // The untaken look as an inferred cycle of the retrieval arm (ArmSelector::observe_inferred):
+  // its walk's tokens, in the cycle's time with the look's drafting and the retrieval tree's
+  // rows. So the retrieval arm stays measured without cycles of its own wherever auto looks.
+  void infer_retrieval_cycle(const LookWalk& walk, const CycleStats& stats);
   // After a full chain of K nodes by the chosen arm: what each shorter chain arm of the same
   // source would have done, told to the selector as an inferred cycle.
   void observe_shorter_chains(const TokenTree& tree, const CycleStats& stats);
@@ -229,7 +244,8 @@ class AutoTreeBuilder : public TreeBuilder {
   // Re-measures a look too dear to make every cycle this often: every 64 choices (a plain
   // stretch is one choice, so every ~1,000 cycles where plain decoding runs in stretches).
   static constexpr int kLookAgainEvery = 64;
-  double look_seconds_ = 0;
+  double look_seconds_ = 0;        // a running mean of a look's cost
+  double look_build_seconds_ = 0;  // the last look's
   int cycles_since_look_ = 0;               // choices since the last look
   TokenTree look_tree_;                     // this cycle's retrieval tree, built and not taken
   bool look_untaken_ = false;               // look_tree_ is this cycle's

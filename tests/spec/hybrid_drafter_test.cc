@@ -353,6 +353,75 @@ TEST_F(HybridSources, AutosRetrievalCalibrationLearnsFromALookItDidNotTake) {
   }
 }
 
+// The untaken look's walk along the target's tokens is also a cycle of the retrieval arm
+// that auto did not run: an inferred cycle (no cycle counted, no regret) of the tokens the
+// walk reached plus the target's bonus, in the cycle's time with the retrieval tree's rows
+// (here the same count) and the look's drafting. A walk cut short by the end of the
+// committed tokens, or a pruned pass, measures nothing.
+TEST_F(HybridSources, AnUntakenLookIsAnInferredCycleOfTheRetrievalArm) {
+  struct Case {
+    const char* what;
+    int look_nodes;          // the retrieval tree's size cap (its nodes are all token 9)
+    int32_t target_token;    // the target's token at the root (the chain's 5 rejected)
+    int rows_pruned;         // of the cycle's pass
+    double expected_tokens;  // of the inferred cycle (0: none inferred)
+  };
+  for (const Case& c : {Case{"the walk takes the tree's one node and the bonus", 1, 9, 0, 2.0},
+                        Case{"the walk stops at the root", 1, 7, 0, 1.0},
+                        Case{"the walk is cut short", 8, 9, 0, 0.0}, Case{"a pruned pass", 1, 7, 1, 0.0}}) {
+    SCOPED_TRACE(c.what);
+    const std::unique_ptr<HybridDrafter> hybrid_sure = sure_match_hybrid();
+    HybridDrafter& h = *hybrid_sure;
+    std::vector<AutoArm> arms;
+    arms.push_back(
+        {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 2});
+    AutoArm look = look_arm();
+    FrontierBuilderOptions capped;
+    capped.renormalise_candidates = false;
+    capped.max_nodes = c.look_nodes;
+    look.builder = std::make_unique<FrontierTreeBuilder>(capped, "coordgen");
+    arms.push_back(std::move(look));
+    AutoTreeBuilder autob(std::move(arms));
+    every_pass_costs_10ms(autob);
+    // The chain emits 10 tokens per 10 ms cycle (no retrieval tree beats it); retrieval was
+    // measured at 1 token per 12 ms.
+    ArmEvidence chain, retrieval_alone;
+    for (int i = 0; i < 40; ++i) {
+      chain.add(0.995, 10.0, 0.01);
+      retrieval_alone.add(0.995, 1.0, 0.012);
+    }
+    AutoProfile profile;
+    profile.arms = {{"chain:1", chain}, {"coordgen", retrieval_alone}};
+    autob.start_from(profile);
+    TokenTree tree;
+    ASSERT_NO_FATAL_FAILURE(build_first_cycle(autob, h, &tree));
+    ASSERT_STREQ(autob.policy(), "chain:1") << "the look was made and not taken";
+    const ArmEvidence before = autob.selector().evidence(1).recent;
+    CycleStats stats;
+    stats.tree_nodes = tree.size();
+    stats.rows_verified = tree.size() + 1;
+    stats.rows_pruned = c.rows_pruned;
+    stats.draft_seconds = 0.001;  // the look's and the chain's
+    stats.verify_seconds = 0.01;
+    stats.visited = {{TokenTree::kRoot, c.target_token}};
+    autob.observe(tree, stats);
+    const ArmEvidence after = autob.selector().evidence(1).recent;
+    EXPECT_EQ(autob.selector().cycles(1), 0) << "inferred, not run";
+    if (c.expected_tokens == 0) {
+      EXPECT_EQ(after.weight, before.weight) << "nothing inferred";
+      EXPECT_EQ(after.tokens, before.tokens);
+      continue;
+    }
+    const double decay = 0.95;  // ArmSelectorOptions::decay
+    EXPECT_NEAR(after.weight, decay * before.weight + 1, 1e-9);
+    EXPECT_NEAR(after.tokens, decay * before.tokens + c.expected_tokens, 1e-9);
+    // The pass's 10 ms, and the look's drafting (well under a millisecond here).
+    const double seconds = after.seconds - decay * before.seconds;
+    EXPECT_GE(seconds, 0.01);
+    EXPECT_LT(seconds, 0.011);
+  }
+}
+
 // An arm's first trial has no rate yet: the retrieval tree must then beat the best arm's
 // rate, which the trial hopes to beat. A good tree defers the trial to a cycle where the
 // context offers less; one that cannot beat the best leaves the trial to run.
