@@ -330,7 +330,8 @@ void AutoTreeBuilder::infer_retrieval_cycle(const LookWalk& walk, const CycleSta
   // A walk cut short says only that the tree would have emitted at least so many tokens;
   // such a cycle is left out rather than counted low (the arm is re-measured when it is
   // due). A pruned pass, or one beside Mirror-SD's rollouts, is not a full pass's cost.
-  if (walk.cut_short || stats.rows_pruned > 0 || arms_[static_cast<size_t>(built_by_)].builder->wants_parallel_rollouts())
+  if (walk.cut_short || stats.rows_pruned > 0 ||
+      arms_[static_cast<size_t>(built_by_)].builder->wants_parallel_rollouts())
     return;
   const LatencyProfile* profile = latency_profile();
   if (!profile || !profile->has_verify_data()) return;
@@ -340,8 +341,7 @@ void AutoTreeBuilder::infer_retrieval_cycle(const LookWalk& walk, const CycleSta
   const int rows_look = look_tree_.size() + 1;
   const double row = profile->marginal_seconds((rows_run + rows_look) / 2 + 1, stats.context);
   double verify = stats.verify_seconds + (rows_look - rows_run) * row;
-  if (rows_look < rows_run)
-    verify = std::max(verify, stats.verify_seconds * static_cast<double>(rows_look) / rows_run);
+  if (rows_look < rows_run) verify = std::max(verify, stats.verify_seconds * static_cast<double>(rows_look) / rows_run);
   // Its drafting was the look alone (a part of this cycle's drafting).
   const double draft = std::min(look_build_seconds_, stats.draft_seconds);
   verify = verify_with_less_drafting(stats, draft, verify);

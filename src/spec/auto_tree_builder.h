@@ -244,8 +244,8 @@ class AutoTreeBuilder : public TreeBuilder {
   // Re-measures a look too dear to make every cycle this often: every 64 choices (a plain
   // stretch is one choice, so every ~1,000 cycles where plain decoding runs in stretches).
   static constexpr int kLookAgainEvery = 64;
-  double look_seconds_ = 0;        // a running mean of a look's cost
-  double look_build_seconds_ = 0;  // the last look's
+  double look_seconds_ = 0;                 // a running mean of a look's cost
+  double look_build_seconds_ = 0;           // the last look's
   int cycles_since_look_ = 0;               // choices since the last look
   TokenTree look_tree_;                     // this cycle's retrieval tree, built and not taken
   bool look_untaken_ = false;               // look_tree_ is this cycle's

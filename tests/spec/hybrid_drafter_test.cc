@@ -367,8 +367,8 @@ TEST_F(HybridSources, AnUntakenLookIsAnInferredCycleOfTheRetrievalArm) {
     double expected_tokens;  // of the inferred cycle (0: none inferred)
   };
   for (const Case& c : {Case{"the walk takes the tree's one node and the bonus", 1, 9, 0, 2.0},
-                        Case{"the walk stops at the root", 1, 7, 0, 1.0},
-                        Case{"the walk is cut short", 8, 9, 0, 0.0}, Case{"a pruned pass", 1, 7, 1, 0.0}}) {
+                        Case{"the walk stops at the root", 1, 7, 0, 1.0}, Case{"the walk is cut short", 8, 9, 0, 0.0},
+                        Case{"a pruned pass", 1, 7, 1, 0.0}}) {
     SCOPED_TRACE(c.what);
     const std::unique_ptr<HybridDrafter> hybrid_sure = sure_match_hybrid();
     HybridDrafter& h = *hybrid_sure;
