@@ -35,14 +35,14 @@ FrontierBuilderOptions frontier_options(const SpecConfig& config, FrontierBuilde
   return o;
 }
 
-// The seconds a cycle would have taken had it drafted for `draft` seconds (less than the
-// cycle's own stats.draft_seconds) and verified in `verify`: drafting while the pass's first
-// streamed weights were still being read did not make the cycle longer, the pass would have
-// waited for them anyway, so cutting it saves only what ran past that read-ahead; the rest
-// becomes the pass's I/O stall. (Counted as saved, it made chain:4 look as fast as chain:8
-// at a 50% budget, where most of a chain's drafting hides under the reads: in the reports'
-// 50% rows auto ran chain:4 in 62 (c384744's run) and 153 (57b7a0a's) of ~280 cycles, at
-// ~0.85x chain:8.) Returns the verification's share, stall included.
+// The verification seconds of a cycle like this one had it drafted for only `draft` seconds
+// (of the cycle's stats.draft_seconds), given `verify` for its pass without the I/O stall that
+// this adds: drafting while the pass's first streamed weights were still being read did not
+// make the cycle longer, the pass would have waited for them anyway, so cutting it saves only
+// what ran past that read-ahead; the rest becomes the pass's I/O stall. (Counted as saved,
+// it made chain:4 look as fast as chain:8 at a 50% budget, where most of a chain's drafting
+// hides under the reads: in the reports' 50% rows auto ran chain:4 in 62 (c384744's run)
+// and 153 (57b7a0a's) of ~280 cycles, at ~0.85x chain:8.)
 double verify_with_less_drafting(const CycleStats& stats, double draft, double verify) {
   const double hidden = stats.hidden_io_seconds;
   const double draft_saved = std::max(stats.draft_seconds, hidden) - std::max(draft, hidden);
