@@ -415,10 +415,11 @@ TEST_F(HybridSources, AnUntakenLookIsAnInferredCycleOfTheRetrievalArm) {
     const double decay = 0.95;  // ArmSelectorOptions::decay
     EXPECT_NEAR(after.weight, decay * before.weight + 1, 1e-9);
     EXPECT_NEAR(after.tokens, decay * before.tokens + c.expected_tokens, 1e-9);
-    // The pass's 10 ms, and the look's drafting (well under a millisecond here).
+    // The pass's 10 ms, and the look's drafting: its real time, at most the cycle's 1 ms of
+    // drafting (a look preempted on a loaded machine is capped there, not a failure).
     const double seconds = after.seconds - decay * before.seconds;
     EXPECT_GE(seconds, 0.01);
-    EXPECT_LT(seconds, 0.011);
+    EXPECT_LE(seconds, 0.011 + 1e-12);
   }
 }
 
