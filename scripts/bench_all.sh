@@ -22,7 +22,8 @@
 # real/UFS/phone 9, I/O-bound 15, 1.1B 15, 3B 39 (packing it included). On the Zen 3 AVX2 VM the run of record at
 # d49465a (REPEAT=15 REPEAT_SYNTH=3 REPEAT_IO=3) took 128 minutes: stories real/UFS/phone 26, I/O-bound 16, 1.1B 22, 3B 62.
 # SETTINGS="stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b" picks a subset (stories-emmc,
-# EMULATED 250 MB/s, is there to add); REPEAT (default 3) sets the real, UFS 4.0, eMMC and phone settings' repetitions, REPEAT_IO and REPEAT_SYNTH the others'; SYNTH_TOKENS (16)
+# EMULATED 250 MB/s, is there to add); REPEAT (default 3) sets the real, UFS 4.0, eMMC and phone settings'
+# repetitions, REPEAT_IO and REPEAT_SYNTH the others'; SYNTH_TOKENS (16)
 # the synthetic settings' tokens per prompt; NOTES=FILE adds each line of FILE to the report's caveats.
 set -euo pipefail
 cd "$(dirname "$0")/.."
