@@ -13,7 +13,8 @@
 #    0.07-0.25x of the best there in the 30f1707 report and take most of its time);
 #  - the synthetic 1.1B and ~3B Llama targets with a synthetic draft (random weights: cost
 #    only), this machine's disk, fewer prompts and tokens, REPEAT_SYNTH repetitions (default 3).
-# Outputs: bench-out/all/*.md|json (git-ignored), docs/bench_report.md, docs/plots/*.png.
+# Outputs: bench-out/all/*.md|json (git-ignored; the last run's move to bench-out/all.prev/), docs/bench_report.md,
+# docs/plots/*.png.
 # About an hour and a half on 2 cores with REPEAT=5 REPEAT_SYNTH=5 (2026-11-27 at 53f4c10: 97 minutes, the 3B 55 of them; at 19376e3: stories real/UFS/phone
 # 6.5 minutes, I/O-bound 16.5, synthetic 1.1B 19, 3B 51; with 8 tokens, at befb147: 1.1B 13, 3B 21).
 # The run of record at fd61ed8 took REPEAT=9 REPEAT_SYNTH=5 (95 minutes: stories real/UFS/phone 10.5, I/O-bound 16,
@@ -21,6 +22,7 @@
 # The run of record at 278dc23 (2026-12-05, a faster disk; targets packed with --row-panels) took 77 minutes (8d4a598: 76): stories
 # real/UFS/phone 9, I/O-bound 15, 1.1B 15, 3B 39 (packing it included). On the Zen 3 AVX2 VM the run of record at
 # d49465a (REPEAT=15 REPEAT_SYNTH=3 REPEAT_IO=3) took 128 minutes: stories real/UFS/phone 26, I/O-bound 16, 1.1B 22, 3B 62.
+# The same VM in a slower state (2026-12-07, e616069): stories 36, I/O-bound 15, 1.1B 28, the 3B on course for ~93 (stopped).
 # SETTINGS="stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b" picks a subset (stories-emmc,
 # EMULATED 250 MB/s, is there to add); REPEAT (default 3) sets the real, UFS 4.0, eMMC and phone settings'
 # repetitions, REPEAT_IO and REPEAT_SYNTH the others'; SYNTH_TOKENS (16)
@@ -29,8 +31,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-out/all
 mkdir -p "$out" docs/plots
-sf=${SF:-build/specflash}
 settings=${SETTINGS:-"stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b"}
+# A setting's files from the last run move to bench-out/all.prev/ first (replacing older ones
+# there): each bench truncates its outputs as it starts, so a rerun would lose the last run's
+# JSON setting by setting, and one stopped part-way would leave the setting it was on empty.
+for s in $settings; do
+  for f in "$out/$s.json" "$out/$s.md"; do
+    if [[ -s $f ]]; then
+      mkdir -p "$out.prev"
+      mv "$f" "$out.prev/"
+    fi
+  done
+done
+sf=${SF:-build/specflash}
 methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,edgellm-paced,coordgen,pld,sam"
 methods+=",coordgen-hybrid,cats,kangaroo,mirror,auto,auto-cold"
 io_methods="flash-ar,chain:4,chain:8,tree,opt-tree,lever,lever-noprune,edgellm,edgellm-noprovisional,edgellm-paced"
