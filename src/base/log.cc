@@ -2,6 +2,10 @@
 
 #include <atomic>
 #include <cstdarg>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
 
 namespace sf {
 namespace {
@@ -19,6 +23,7 @@ const char* level_prefix(LogLevel level) {
   }
   return "";
 }
+void emit(LogLevel level, const char* text) { std::fprintf(stderr, "%s%s\n", level_prefix(level), text); }
 }  // namespace
 
 void set_log_level(LogLevel level) { g_level = static_cast<int>(level); }
@@ -31,7 +36,25 @@ void log_message(LogLevel level, const char* fmt, ...) {
   va_start(args, fmt);
   std::vsnprintf(buf, sizeof(buf), fmt, args);
   va_end(args);
-  std::fprintf(stderr, "%s%s\n", level_prefix(level), buf);
+  emit(level, buf);
+}
+
+bool log_message_once(LogLevel level, const char* fmt, ...) {
+  if (static_cast<int>(level) > g_level.load()) return false;
+  char buf[2048];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, args);
+  va_end(args);
+  // The messages said so far; few and short (a run's distinct warnings).
+  static std::mutex mutex;
+  static std::set<std::pair<int, std::string>> said;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!said.emplace(static_cast<int>(level), buf).second) return false;
+  }
+  emit(level, buf);
+  return true;
 }
 
 }  // namespace sf

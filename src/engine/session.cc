@@ -196,7 +196,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& options) 
                   : plan_residency(s.model_->weights(), kv_bytes, scratch, options.mem_budget, options.stream_buffers,
                                    /*require_head=*/prune || mirror_rollouts);
   if (plan.ok() && cats_on_top)
-    SF_LOG_WARN(
+    SF_LOG_WARN_ONCE(
         "%s: at --mem-budget %s its smallest plan (the LM head pinned, adapters %s) is larger than the "
         "target alone's footprint, so they come on top of it",
         SpecConfig::method_name(spec.method), options.mem_budget.to_string().c_str(),
