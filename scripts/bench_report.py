@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from paired_ratio import bootstrap_interval  # noqa: E402  (this script's directory)
 
+
 def twin_within_share(reps, best_median, draws=2000, seed=1):
     """How often a twin of the best method would score within 5% of the best median.
 

@@ -6,7 +6,8 @@ runs within noise of lever (its paired ratios straddle 0.95); at 25% it is 20% b
 every repetition. The report must name the best method, give the paired median with its
 bootstrap interval, and count the rows: 1 of 2 within 5% by medians, 1 by paired medians,
 and 1 row behind beyond noise. And an EMULATED setting whose storage was slower than the
-emulated rate gets a caveat. Run: /usr/bin/python3 tests/scripts/bench_report_test.py
+emulated rate gets a caveat. And a twin of each row's best method (its repetitions
+resampled) is scored as auto is. Run: /usr/bin/python3 tests/scripts/bench_report_test.py
 """
 import json
 import os
