@@ -12,7 +12,6 @@ import argparse
 import json
 import math
 import os
-import random
 import statistics
 import sys
 
@@ -21,7 +20,7 @@ import matplotlib
 matplotlib.use("Agg")  # no display: files only
 import matplotlib.pyplot as plt  # noqa: E402
 
-from paired_ratio import bootstrap_interval  # noqa: E402  (this script's directory)
+from paired_ratio import bootstrap_interval, resampled_medians  # noqa: E402  (this script's directory)
 
 
 def twin_within_share(reps, best_median, draws=2000, seed=1):
@@ -33,9 +32,7 @@ def twin_within_share(reps, best_median, draws=2000, seed=1):
     has already lifted by its luck."""
     if not reps or best_median <= 0:
         return None
-    rng = random.Random(seed)
-    return sum(statistics.median(rng.choices(reps, k=len(reps))) >= 0.95 * best_median
-               for _ in range(draws)) / draws
+    return sum(m >= 0.95 * best_median for m in resampled_medians(reps, draws, seed)) / draws
 
 
 BUDGET_ORDER = {"0%": 0, "25%": 1, "50%": 2, "100%": 3, "resident": 4}

@@ -30,9 +30,14 @@ def repetition_rates(path, budget):
     return rates
 
 
-def bootstrap_interval(ratios, draws=2000, seed=1):
+def resampled_medians(values, draws=2000, seed=1):
+    """The medians of `draws` bootstrap resamples of values (seeded: the same every run)."""
     rng = random.Random(seed)
-    medians = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(draws))
+    return [statistics.median(rng.choices(values, k=len(values))) for _ in range(draws)]
+
+
+def bootstrap_interval(ratios, draws=2000, seed=1):
+    medians = sorted(resampled_medians(ratios, draws, seed))
     return medians[int(0.05 * draws)], medians[int(0.95 * draws) - 1]
 
 
