@@ -216,6 +216,9 @@ def main():
     # The best method's twin (twin_within_share): rows it would be within 5% in, expected, and
     # the chance that it would be in every row.
     twin_n, twin_rows, twin_every = 0, 0.0, 1.0
+    # auto against flash-ar itself (the issue's "never slower than flash-ar by more than
+    # noise"): rows compared, and those whose whole paired interval is below 1.
+    vs_flash_ar_n, slower_than_flash_ar = 0, []
     for s in settings:
         for b, rows in rows_by_budget(s["data"]).items():
             if "auto" not in rows:
@@ -244,6 +247,14 @@ def main():
                 behind += high < 0.95
                 paired = "%.2f [%.2f-%.2f]" % (median, low, high)
                 within = "%d/%d" % (sum(p >= 0.95 for p in pairs), len(pairs))
+            flash_ar_pairs = [a / x for a, x in zip(rows["auto"].get("repetition_tokens_per_s", []),
+                                                    rows.get("flash-ar", {}).get("repetition_tokens_per_s", [])) if x]
+            if flash_ar_pairs:
+                vs_flash_ar_n += 1
+                low, high = bootstrap_interval(flash_ar_pairs)
+                if high < 1.0:
+                    slower_than_flash_ar.append("%s %s: %.2f [%.2f-%.2f]" % (
+                        s["name"], b, statistics.median(flash_ar_pairs), low, high))
             # Which arms auto ran in its median repetition (bench JSON from 1077811 on).
             policies = ", ".join("%s %d" % (p["policy"], p["cycles"])
                                  for p in sorted(rows["auto"].get("auto_policies", []), key=lambda p: -p["cycles"]))
@@ -262,6 +273,11 @@ def main():
                 "resampling its repetitions, and centred on its own median, which is optimistic) would be within 5%% "
                 "of the best median in %.1f of the %d rows (expected), and in every row with probability %.2f."
                 % (twin_rows, twin_n, twin_every)]
+    if vs_flash_ar_n:
+        out += ["", "Against flash-ar itself (paired, as above): auto is slower beyond this run's noise (the whole "
+                "90%% interval of auto / flash-ar below 1) in %d of the %d rows%s"
+                % (len(slower_than_flash_ar), vs_flash_ar_n,
+                   (": " + "; ".join(slower_than_flash_ar) + ".") if slower_than_flash_ar else ".")]
     out.append("")
 
     # geometric-mean speedups per budget, per method: settings with real acceptance, then all
