@@ -35,6 +35,13 @@ def twin_within_share(reps, best_median, draws=2000, seed=1):
     return sum(m >= 0.95 * best_median for m in resampled_medians(reps, draws, seed)) / draws
 
 
+def paired_ratios(row, other):
+    """row's rate over other's within each interleaved repetition (a repetition other did not
+    measure, at 0 tok/s, is left out)."""
+    return [a / x for a, x in zip(row.get("repetition_tokens_per_s", []), other.get("repetition_tokens_per_s", []))
+            if x]
+
+
 BUDGET_ORDER = {"0%": 0, "25%": 1, "50%": 2, "100%": 3, "resident": 4}
 
 
@@ -230,8 +237,7 @@ def main():
             ratio = auto / best if best else 0
             worst = ratio if worst is None else min(worst, ratio)
             eq = "%d/%d" % (rows["auto"]["equal_to_ar"], rows["auto"]["compared_to_ar"])
-            pairs = [a / x for a, x in zip(rows["auto"].get("repetition_tokens_per_s", []),
-                                           rows[best_m].get("repetition_tokens_per_s", [])) if x]
+            pairs = paired_ratios(rows["auto"], rows[best_m])
             n_rows += 1
             by_medians += ratio >= 0.95
             twin = twin_within_share(rows[best_m].get("repetition_tokens_per_s", []), best)
@@ -247,8 +253,7 @@ def main():
                 behind += high < 0.95
                 paired = "%.2f [%.2f-%.2f]" % (median, low, high)
                 within = "%d/%d" % (sum(p >= 0.95 for p in pairs), len(pairs))
-            flash_ar_pairs = [a / x for a, x in zip(rows["auto"].get("repetition_tokens_per_s", []),
-                                                    rows.get("flash-ar", {}).get("repetition_tokens_per_s", [])) if x]
+            flash_ar_pairs = paired_ratios(rows["auto"], rows.get("flash-ar", {}))
             if flash_ar_pairs:
                 vs_flash_ar_n += 1
                 low, high = bootstrap_interval(flash_ar_pairs)

@@ -28,17 +28,23 @@ def row(method, budget, reps):
 
 
 class BenchReportTest(unittest.TestCase):
-    def run_report(self, rows):
-        """The report over one made-up bench run, and how many plots it drew."""
+    def report_over(self, settings):
+        """The report over made-up bench runs, (name, JSON data) each, and how many plots it drew."""
         with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "run.json")
-            with open(path, "w") as f:
-                json.dump({"meta": {"commit": "test", "date": "today"}, "rows": rows}, f)
+            args = []
+            for name, data in settings:
+                path = os.path.join(tmp, name.replace(" ", "_") + ".json")
+                with open(path, "w") as f:
+                    json.dump(data, f)
+                args.append(name + "=" + path)
             report = os.path.join(tmp, "report.md")
             subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_report.py"), "-o", report,
-                            "--plots", os.path.join(tmp, "plots"), "made up=" + path], check=True,
-                           stderr=subprocess.DEVNULL)
+                            "--plots", os.path.join(tmp, "plots")] + args, check=True, stderr=subprocess.DEVNULL)
             return open(report).read(), len(os.listdir(os.path.join(tmp, "plots")))
+
+    def run_report(self, rows):
+        """The report over one made-up bench run of these rows, and how many plots it drew."""
+        return self.report_over([("made up", {"meta": {"commit": "test", "date": "today"}, "rows": rows})])
 
     def test_auto_rows_are_counted_with_their_noise(self):
         lever = [100, 104, 96, 102, 98, 101, 99, 103, 97]
@@ -93,18 +99,8 @@ class BenchReportTest(unittest.TestCase):
             rows = [dict(row("flash-ar", b, [50] * 3), device_bytes_per_s=d) for b, d in device_rates]
             return {"meta": {"commit": "test", "date": "today", "io_bandwidth_emulated": True,
                              "io_bandwidth_bytes_per_s": 4e9, "storage_device_bytes_per_s": 2e9}, "rows": rows}
-        with tempfile.TemporaryDirectory() as tmp:
-            args = []
-            for name, data in [("too fast", setting([("0%", 1e9), ("25%", 5e9)])),
-                               ("kept up", setting([("0%", 5e9), ("25%", 6e9)]))]:
-                path = os.path.join(tmp, name.replace(" ", "_") + ".json")
-                with open(path, "w") as f:
-                    json.dump(data, f)
-                args.append(name + "=" + path)
-            report = os.path.join(tmp, "report.md")
-            subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_report.py"), "-o", report,
-                            "--plots", os.path.join(tmp, "plots")] + args, check=True, stderr=subprocess.DEVNULL)
-            text = open(report).read()
+        text, _ = self.report_over([("too fast", setting([("0%", 1e9), ("25%", 5e9)])),
+                                    ("kept up", setting([("0%", 5e9), ("25%", 6e9)]))])
         self.assertIn("- too fast: storage EMULATED at 4.00 GB/s, but this machine's own storage delivered 2.00 GB/s "
                       "in these runs (less than the emulated rate in 1 of the 2 streamed rows)", text)
         self.assertEqual(text.count("own storage delivered"), 2, "the caveat and the setting's own section")
