@@ -98,10 +98,24 @@ void ArmSelector::set_max_tokens_per_cycle(int arm, double max_tokens) {
 }
 
 int ArmSelector::best() const {
-  int best = -1;
+  int top = -1;
   for (int a = 0; a < n_arms(); ++a)
-    if (!arms_[static_cast<size_t>(a)].recent.empty() && (best < 0 || rate(a) > rate(best))) best = a;
-  return best;
+    if (!arms_[static_cast<size_t>(a)].recent.empty() && (top < 0 || rate(a) > rate(top))) top = a;
+  if (top < 0 || !options_.near_by_lasting_evidence) return top;
+  // Among the arms whose recent rate is within noise of the top one's, the lasting evidence
+  // decides where it tells them apart (see near_by_lasting_evidence).
+  const auto apart = [&](const ArmEvidence& a, const ArmEvidence& b, double z) {
+    const double ea = rate_error_of(a), eb = rate_error_of(b);
+    return std::isfinite(ea) && std::isfinite(eb) && evidence_rate(a) - evidence_rate(b) > z * std::hypot(ea, eb);
+  };
+  const Arm& t = arms_[static_cast<size_t>(top)];
+  int settled = top;
+  for (int a = 0; a < n_arms(); ++a) {
+    const Arm& arm = arms_[static_cast<size_t>(a)];
+    if (a == top || arm.recent.empty() || apart(t.recent, arm.recent, options_.plausible_z)) continue;
+    if (apart(arm.lasting, arms_[static_cast<size_t>(settled)].lasting, 1.0)) settled = a;
+  }
+  return settled;
 }
 
 double ArmSelector::expected_regret(int arm, int top) const {
@@ -150,8 +164,16 @@ int ArmSelector::choose(const std::vector<double>& entry_seconds) {
 }
 
 void ArmSelector::observe(int arm, double tokens, double seconds, double own_seconds) {
-  SF_CHECK(arm >= 0 && arm < n_arms());
   seconds = std::max(seconds, 1e-9);
+  charge(arm, tokens, seconds);
+  add_evidence(arm, tokens, seconds, own_seconds);
+  arms_[static_cast<size_t>(arm)].last_cycle = cycle_ - 1;
+}
+
+void ArmSelector::observe_time(int arm, double tokens, double seconds) { charge(arm, tokens, std::max(seconds, 1e-9)); }
+
+void ArmSelector::charge(int arm, double tokens, double seconds) {
+  SF_CHECK(arm >= 0 && arm < n_arms());
   const int top = best();
   if (top >= 0 && top != arm && rate(top) > 0) {
     const double regret = seconds - tokens / rate(top);  // negative: the cycle beat the best
@@ -159,10 +181,8 @@ void ArmSelector::observe(int arm, double tokens, double seconds, double own_sec
     if (far_behind(arm, top)) far_regret_seconds_ += regret;
   }
   total_seconds_ += seconds;
-  add_evidence(arm, tokens, seconds, own_seconds);
-  Arm& a = arms_[static_cast<size_t>(arm)];
-  ++a.cycles;
-  a.last_cycle = cycle_++;
+  ++arms_[static_cast<size_t>(arm)].cycles;
+  ++cycle_;
 }
 
 void ArmSelector::observe_inferred(int arm, double tokens, double seconds, double own_seconds) {

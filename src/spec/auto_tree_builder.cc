@@ -350,6 +350,7 @@ void AutoTreeBuilder::infer_retrieval_cycle(const LookWalk& walk, const CycleSta
 
 void AutoTreeBuilder::begin_generation() {
   plain_stretch_left_ = 0;  // a new text: choose afresh (it may repeat itself)
+  first_cycle_of_generation_ = true;
   for (AutoArm& arm : arms_)
     if (AcceptanceCalibration* c = arm.builder->acceptance_calibration(); c && arm.source == ArmSource::kRetrieval)
       c->begin_text();
@@ -407,6 +408,20 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   // rows, against 0 of 4 before the look). Whether to take such a tree is the retrieval
   // calibration's call, and it learns from every tree taken.
   if (built_by_ != current_) {
+    forget_cold_cycles();
+    return;
+  }
+  // The first cycle after a prompt's prefill pays one-off costs that belong to no arm (the
+  // pool's threads woken after the prefill, caches refilled after its batch): counted, it
+  // was up to 4x a plain pass on stories260K at a 100% budget, and plain decoding, the first
+  // arm a cold session tries and so the one that met it, then looked slower than CoordGen's
+  // empty retrieval trees and was re-measured only from the far share (a plain token in 135 us
+  // against ~30): auto ran ~700 CoordGen cycles at ~0.6x the rate, and its profile carried
+  // that into the next session. Its time and regret count; its rate evidence does not (an
+  // arm on its first trial is tried again next cycle).
+  if (first_cycle_of_generation_) {
+    first_cycle_of_generation_ = false;
+    selector_.observe_time(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds);
     forget_cold_cycles();
     return;
   }
