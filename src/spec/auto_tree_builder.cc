@@ -412,18 +412,24 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
     return;
   }
   // The first cycle after a prompt's prefill pays one-off costs that belong to no arm (the
-  // pool's threads woken after the prefill, caches refilled after its batch): counted, it
-  // was up to 4x a plain pass on stories260K at a 100% budget, and plain decoding, the first
-  // arm a cold session tries and so the one that met it, then looked slower than CoordGen's
-  // empty retrieval trees and was re-measured only from the far share (a plain token in 135 us
-  // against ~30): auto ran ~700 CoordGen cycles at ~0.6x the rate, and its profile carried
-  // that into the next session. Its time and regret count; its rate evidence does not (an
-  // arm on its first trial is tried again next cycle).
+  // pool's threads woken after the prefill, caches refilled after its batch): up to 4x a
+  // plain pass on stories260K at a 100% budget (135 us against ~30). Taken as an arm's first
+  // trial, its only evidence, it made the arm look that slow: plain decoding, the first arm
+  // a cold session tries, then counted as far behind CoordGen's empty retrieval trees and
+  // was re-measured only from the far share, CoordGen ran ~700 of a session's ~1,000
+  // cycles, and the profile carried that into the next session (whose first repetition ran
+  // at ~0.75x the later ones', 6 runs of 6). So such a cycle counts as time and regret but
+  // not as evidence, and the arm is tried again next cycle. An arm with evidence counts it,
+  // capped as an outlier (ArmSelector::observe): left out too, an arm explored at a
+  // prompt's start (where the draft model's catch-up is cheapest) was explored twice, and
+  // auto with its profile ran at ~0.955x Flash-AR against ~0.97x before (6 runs of 6).
   if (first_cycle_of_generation_) {
     first_cycle_of_generation_ = false;
-    selector_.observe_time(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds);
-    forget_cold_cycles();
-    return;
+    if (selector_.rate(current_) <= 0) {
+      selector_.observe_time(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds);
+      forget_cold_cycles();
+      return;
+    }
   }
   if (current.prune && stats.pruning_offered)
     prune_switches_[static_cast<size_t>(current_)].observe(stats.accepted + 1.0,
