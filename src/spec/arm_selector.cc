@@ -98,24 +98,10 @@ void ArmSelector::set_max_tokens_per_cycle(int arm, double max_tokens) {
 }
 
 int ArmSelector::best() const {
-  int top = -1;
+  int best = -1;
   for (int a = 0; a < n_arms(); ++a)
-    if (!arms_[static_cast<size_t>(a)].recent.empty() && (top < 0 || rate(a) > rate(top))) top = a;
-  if (top < 0 || !options_.near_by_lasting_evidence) return top;
-  // Among the arms whose recent rate is within noise of the top one's, the lasting evidence
-  // decides where it tells them apart (see near_by_lasting_evidence).
-  const auto apart = [&](const ArmEvidence& a, const ArmEvidence& b, double z) {
-    const double ea = rate_error_of(a), eb = rate_error_of(b);
-    return std::isfinite(ea) && std::isfinite(eb) && evidence_rate(a) - evidence_rate(b) > z * std::hypot(ea, eb);
-  };
-  const Arm& t = arms_[static_cast<size_t>(top)];
-  int settled = top;
-  for (int a = 0; a < n_arms(); ++a) {
-    const Arm& arm = arms_[static_cast<size_t>(a)];
-    if (a == top || arm.recent.empty() || apart(t.recent, arm.recent, options_.plausible_z)) continue;
-    if (apart(arm.lasting, arms_[static_cast<size_t>(settled)].lasting, 1.0)) settled = a;
-  }
-  return settled;
+    if (!arms_[static_cast<size_t>(a)].recent.empty() && (best < 0 || rate(a) > rate(best))) best = a;
+  return best;
 }
 
 double ArmSelector::expected_regret(int arm, int top) const {

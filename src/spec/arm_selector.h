@@ -86,16 +86,6 @@ struct ArmSelectorOptions {
   double lasting_decay = 0.995;  // the lasting evidence's decay (what a later session starts from)
   // Whether the lasting evidence can also show an arm far behind (far_behind()).
   bool far_by_lasting_evidence = true;
-  // Whether the lasting evidence picks the best among arms whose recent rates are within
-  // noise of each other (plausible_z standard errors): where it shows one of them ahead by
-  // more than its own standard error, that one is the best. Why: ~20 recent cycles cannot
-  // tell apart arms a few percent apart when cycles vary by tens of percent, and the recent
-  // rate then picks either by chance. On stories260K at a 100% budget CoordGen's retrieval
-  // trees, nearly always empty there, cost a plain pass plus their drafting (~0.94x plain
-  // decoding's rate over hundreds of cycles) and ran as the best arm for 20-95% of some
-  // sessions (auto ~0.95x Flash-AR in those). The recent evidence still decides once it tells the
-  // arms apart, so a change of regime shows as fast as before.
-  bool near_by_lasting_evidence = true;
   // An arm measured over fewer than `thin_cycles` (decayed) cycles and not far behind is
   // measured again at once, not after stale_cycles, while its typical cycle fits in the
   // regret budget: a drafting arm's cycles emit anywhere from 1 to ~17 tokens, and one or
@@ -131,8 +121,7 @@ class ArmSelector {
   void observe_time(int arm, double tokens, double seconds);
 
   int n_arms() const { return static_cast<int>(arms_.size()); }
-  // The arm with the highest measured rate (-1 before any observation); among arms within
-  // noise of it, the one the lasting evidence shows ahead (near_by_lasting_evidence).
+  // The arm with the highest measured rate (-1 before any observation).
   int best() const;
   double rate(int arm) const;              // tokens per second over the arm's recent cycles; 0 if never run
   double tokens_per_cycle(int arm) const;  // over its recent cycles; 0 if never run
