@@ -416,6 +416,23 @@ TEST(ArmSelector, TwoUnluckyCyclesDoNotBuryTheBestArm) {
   EXPECT_GT(fair, 0.7);
 }
 
+// A cycle whose time says nothing of its arm's rate (auto: a prompt's first cycle as an
+// arm's first trial, which pays the prompt's one-off costs) counts as time, as regret
+// against the best arm and as a cycle run, but not as evidence: the arm stays untried.
+TEST(ArmSelector, ACycleObservedAsTimeOnlyIsNoEvidence) {
+  ArmSelector sel(2);
+  sel.observe(0, 1, 30e-6);        // the best arm: 1 token in 30 us
+  sel.observe_time(1, 1, 135e-6);  // 1 token in 135 us, one-off costs included
+  EXPECT_EQ(sel.cycles(1), 1);
+  EXPECT_EQ(sel.rate(1), 0) << "no evidence of its rate";
+  EXPECT_EQ(sel.best(), 0);
+  EXPECT_NEAR(sel.total_seconds(), 165e-6, 1e-12);
+  EXPECT_NEAR(sel.regret_seconds(), 105e-6, 1e-12) << "135 us for what the best arm does in 30";
+  // Once the regret budget allows, the arm is tried as an arm never run.
+  for (int i = 0; i < 200; ++i) sel.observe(0, 1, 30e-6);
+  EXPECT_EQ(sel.choose(), 1);
+}
+
 // Plain decoding emits one token per cycle: in the I/O-bound regimes its cycle costs a whole
 // streamed pass, as a tree's does, so it cannot catch up however few cycles measured it.
 // Told so, the selector re-measures it from the small far share from its first cycle.
