@@ -24,7 +24,8 @@
 # d49465a (REPEAT=15 REPEAT_SYNTH=3 REPEAT_IO=3) took 128 minutes: stories real/UFS/phone 26, I/O-bound 16, 1.1B 22, 3B 62.
 # The same VM in a slower state (2026-12-07, e616069): stories 36, I/O-bound 15, 1.1B 28, the 3B on course for ~93 (stopped).
 # The run of record at 562f054 (same settings, back on a Zen 5 AVX-512 VM) took 62 minutes: stories real/UFS/phone 13,
-# I/O-bound 15, 1.1B 8, 3B 25 (synth included).
+# I/O-bound 15, 1.1B 8, 3B 25 (synth included); the one at be1b7cb that afternoon, the VM slower, 67: stories ~18,
+# I/O-bound ~13, 1.1B ~10, 3B ~25 (the synthetic models already made).
 # SETTINGS="stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b" picks a subset (stories-emmc,
 # EMULATED 250 MB/s, is there to add); REPEAT (default 3) sets the real, UFS 4.0, eMMC and phone settings'
 # repetitions, REPEAT_IO and REPEAT_SYNTH the others'; SYNTH_TOKENS (16)
