@@ -375,6 +375,8 @@ void AutoTreeBuilder::observe_catch_up(uint64_t tokens, double seconds) {
 }
 
 void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
+  const bool first_of_prompt = first_cycle_of_generation_;
+  first_cycle_of_generation_ = false;
   std::optional<LookWalk> untaken_look;
   if (look_untaken_) {
     look_untaken_ = false;
@@ -416,20 +418,18 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   // plain pass on stories260K at a 100% budget (135 us against ~30). Taken as an arm's first
   // trial, its only evidence, it made the arm look that slow: plain decoding, the first arm
   // a cold session tries, then counted as far behind CoordGen's empty retrieval trees and
-  // was re-measured only from the far share, CoordGen ran ~700 of a session's ~1,000
-  // cycles, and the profile carried that into the next session (whose first repetition ran
-  // at ~0.75x the later ones', 6 runs of 6). So such a cycle counts as time and regret but
+  // was re-measured only from the far share: CoordGen ran in stretches of 175-492 cycles (a
+  // warm-up and 3 repetitions of 1,024 tokens, traced), and the profile carried that into
+  // the next session (whose first repetition ran at ~0.75x the later ones', 6 runs of 6).
+  // So such a cycle counts as time and regret but
   // not as evidence, and the arm is tried again next cycle. An arm with evidence counts it,
   // capped as an outlier (ArmSelector::observe): left out too, an arm explored at a
   // prompt's start (where the draft model's catch-up is cheapest) was explored twice, and
   // auto with its profile ran at ~0.955x Flash-AR against ~0.97x before (6 runs of 6).
-  if (first_cycle_of_generation_) {
-    first_cycle_of_generation_ = false;
-    if (selector_.rate(current_) <= 0) {
-      selector_.observe_time(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds);
-      forget_cold_cycles();
-      return;
-    }
+  if (first_of_prompt && selector_.rate(current_) <= 0) {
+    selector_.observe_time(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds);
+    forget_cold_cycles();
+    return;
   }
   if (current.prune && stats.pruning_offered)
     prune_switches_[static_cast<size_t>(current_)].observe(stats.accepted + 1.0,
