@@ -307,19 +307,24 @@ std::string run_cycle(AutoTreeBuilder& autob, Drafter& drafter, const BuildConte
   return autob.policy();
 }
 
-// The plain cycles between a chain's re-measures (stale after 20 cycles, every re-measure
-// affordable) when a plain cycle takes `plain_seconds` and the chain's (never accepted)
-// three times as long.
-std::vector<size_t> plain_runs_between_remeasures(double plain_seconds) {
+// Two arms: plain decoding and a chain of one draft token.
+std::vector<AutoArm> plain_and_a_chain_of_one() {
   std::vector<AutoArm> arms;
   arms.push_back({"plain", std::make_unique<StaticTreeBuilder>(std::vector<int>{}, "plain"), false, ArmSource::kNone});
   arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false,
                   ArmSource::kModel, 2.0, 1});
+  return arms;
+}
+
+// The plain cycles between a chain's re-measures (stale after 20 cycles, every re-measure
+// affordable) when a plain cycle takes `plain_seconds` and the chain's (never accepted)
+// three times as long.
+std::vector<size_t> plain_runs_between_remeasures(double plain_seconds) {
   ArmSelectorOptions options;
   options.stale_cycles = 20;
   options.explore_share = 0.5;  // every re-measure is affordable: only staleness decides
   options.far_explore_share = 0.5;
-  AutoTreeBuilder autob(std::move(arms), options);
+  AutoTreeBuilder autob(plain_and_a_chain_of_one(), options);
   test::FixedDrafter drafter(1, 1.0f);  // below every node: token 1, for sure
   GreedyBuild greedy;
   std::string policies;  // p: a plain cycle, c: a chain's
@@ -367,11 +372,7 @@ TEST(AutoTreeBuilder, DearPlainCyclesRunWithoutStretches) {
 // would be charged to the regret budget as exploring, and the budget then kept the draft
 // model's arms from their first trials for a whole prompt: see build()).
 TEST(AutoTreeBuilder, AStretchOfPlainDecodingEndsWhenAnotherArmIsAhead) {
-  std::vector<AutoArm> arms;
-  arms.push_back({"plain", std::make_unique<StaticTreeBuilder>(std::vector<int>{}, "plain"), false, ArmSource::kNone});
-  arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false,
-                  ArmSource::kModel, 2.0, 1});
-  AutoTreeBuilder autob(std::move(arms));
+  AutoTreeBuilder autob(plain_and_a_chain_of_one());
   test::FixedDrafter drafter(1, 1.0f);
   GreedyBuild greedy;
   std::string policies;  // p: a plain cycle, c: a chain's
@@ -405,11 +406,7 @@ TEST(AutoTreeBuilder, AStretchOfPlainDecodingEndsWhenAnotherArmIsAhead) {
 // us) look faster and plain decoding far behind it. An arm with evidence counts such a
 // cycle, capped as an outlier.
 TEST(AutoTreeBuilder, APromptsFirstCycleIsNoFirstTrial) {
-  std::vector<AutoArm> arms;
-  arms.push_back({"plain", std::make_unique<StaticTreeBuilder>(std::vector<int>{}, "plain"), false, ArmSource::kNone});
-  arms.push_back({"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false,
-                  ArmSource::kModel, 2.0, 1});
-  AutoTreeBuilder autob(std::move(arms));
+  AutoTreeBuilder autob(plain_and_a_chain_of_one());
   test::FixedDrafter drafter(1, 1.0f);
   GreedyBuild greedy;
   const auto cycle = [&](bool first_of_prompt) {
