@@ -421,11 +421,11 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   // was re-measured only from the far share: CoordGen ran in stretches of 175-492 cycles (a
   // warm-up and 3 repetitions of 1,024 tokens, traced), and the profile carried that into
   // the next session (whose first repetition ran at ~0.75x the later ones', 6 runs of 6).
-  // So such a cycle counts as time and regret but
-  // not as evidence, and the arm is tried again next cycle. An arm with evidence counts it,
-  // capped as an outlier (ArmSelector::observe): left out too, an arm explored at a
-  // prompt's start (where the draft model's catch-up is cheapest) was explored twice, and
-  // auto with its profile ran at ~0.955x Flash-AR against ~0.97x before (6 runs of 6).
+  // So such a cycle counts as time and regret but not as evidence, and the arm is tried
+  // again next cycle. An arm with evidence counts it, capped as an outlier
+  // (ArmSelector::observe): left out too, an arm explored at a prompt's start (where the
+  // draft model's catch-up is cheapest) was explored twice, and auto with its profile ran
+  // at ~0.955x Flash-AR against ~0.97x before (6 runs of 6).
   if (first_of_prompt && selector_.rate(current_) <= 0) {
     selector_.observe_time(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds);
     forget_cold_cycles();

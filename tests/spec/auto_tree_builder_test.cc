@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -293,18 +294,23 @@ struct GreedyBuild {
   BuildContext ctx;
 };
 
-// One cycle of auto: it builds a tree, and the target takes `verify_seconds` to verify it
-// and accepts none of it (it chose token 2 at the root). Returns the policy that built it.
-std::string run_cycle(AutoTreeBuilder& autob, Drafter& drafter, const BuildContext& ctx, double verify_seconds) {
+// One cycle of auto: it builds a tree, and the target takes `verify_seconds(tree)` to verify
+// it and accepts none of it (it chose token 2 at the root). Returns the policy that built it.
+std::string run_cycle(AutoTreeBuilder& autob, Drafter& drafter, const BuildContext& ctx,
+                      const std::function<double(const TokenTree&)>& verify_seconds) {
   TokenTree tree;
   EXPECT_TRUE(autob.build(drafter, ctx, &tree).ok());
   CycleStats stats;
   stats.tree_nodes = tree.size();
   stats.rows_verified = tree.size() + 1;
-  stats.verify_seconds = verify_seconds;
+  stats.verify_seconds = verify_seconds(tree);
   stats.visited = {{TokenTree::kRoot, 2}};
   autob.observe(tree, stats);
   return autob.policy();
+}
+
+std::string run_cycle(AutoTreeBuilder& autob, Drafter& drafter, const BuildContext& ctx, double verify_seconds) {
+  return run_cycle(autob, drafter, ctx, [verify_seconds](const TokenTree&) { return verify_seconds; });
 }
 
 // Two arms: plain decoding and a chain of one draft token.
@@ -329,16 +335,13 @@ std::vector<size_t> plain_runs_between_remeasures(double plain_seconds) {
   GreedyBuild greedy;
   std::string policies;  // p: a plain cycle, c: a chain's
   for (int i = 0; i < 300; ++i) {
-    TokenTree tree;
-    EXPECT_TRUE(autob.build(drafter, greedy.ctx, &tree).ok());
-    CycleStats stats;
-    stats.tree_nodes = tree.size();
-    stats.rows_verified = tree.size() + 1;
-    stats.verify_seconds = tree.empty() ? plain_seconds : 3 * plain_seconds;
-    stats.visited = {{TokenTree::kRoot, 2}};
-    autob.observe(tree, stats);
-    policies += tree.empty() ? 'p' : 'c';
-    EXPECT_STREQ(autob.policy(), tree.empty() ? "plain" : "chain:1");
+    bool empty = false;
+    const std::string policy = run_cycle(autob, drafter, greedy.ctx, [&](const TokenTree& tree) {
+      empty = tree.empty();
+      return empty ? plain_seconds : 3 * plain_seconds;
+    });
+    policies += empty ? 'p' : 'c';
+    EXPECT_EQ(policy, empty ? "plain" : "chain:1");
   }
   // Each arm's first trial, then runs of plain cycles between the chain's re-measures.
   EXPECT_EQ(policies.substr(0, 2), "pc");
@@ -411,15 +414,11 @@ TEST(AutoTreeBuilder, APromptsFirstCycleIsNoFirstTrial) {
   GreedyBuild greedy;
   const auto cycle = [&](bool first_of_prompt) {
     if (first_of_prompt) autob.begin_generation();
-    TokenTree tree;
-    EXPECT_TRUE(autob.build(drafter, greedy.ctx, &tree).ok());
-    CycleStats stats;
-    stats.tree_nodes = tree.size();
-    stats.rows_verified = tree.size() + 1;
-    stats.verify_seconds = !tree.empty() ? 40e-6 : (first_of_prompt ? 135e-6 : 30e-6);
-    stats.visited = {{TokenTree::kRoot, 2}};  // the chain's token (1) is never accepted
-    autob.observe(tree, stats);
-    return tree.empty() ? 'p' : 'c';
+    // The chain's token (1) is never accepted.
+    const std::string policy = run_cycle(autob, drafter, greedy.ctx, [&](const TokenTree& tree) {
+      return !tree.empty() ? 40e-6 : (first_of_prompt ? 135e-6 : 30e-6);
+    });
+    return policy == "plain" ? 'p' : 'c';
   };
   std::string policies;
   for (int i = 0; i < 16; ++i) policies += cycle(i == 0);
