@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "base/check.h"
 
@@ -112,6 +113,8 @@ double ArmSelector::expected_regret(int arm, int top) const {
 
 int ArmSelector::choose(const std::vector<double>& entry_seconds) {
   SF_CHECK(entry_seconds.empty() || entry_seconds.size() == arms_.size());
+  if (const int retry = std::exchange(retry_, -1); retry >= 0 && arms_[static_cast<size_t>(retry)].recent.empty())
+    return retry;
   const int top = best();
   if (top < 0) return 0;
   const double budget = options_.explore_share * total_seconds_ - regret_seconds_;
@@ -156,7 +159,10 @@ void ArmSelector::observe(int arm, double tokens, double seconds, double own_sec
   arms_[static_cast<size_t>(arm)].last_cycle = cycle_ - 1;
 }
 
-void ArmSelector::observe_time(int arm, double tokens, double seconds) { charge(arm, tokens, std::max(seconds, 1e-9)); }
+void ArmSelector::observe_time(int arm, double tokens, double seconds) {
+  charge(arm, tokens, std::max(seconds, 1e-9));
+  if (arms_[static_cast<size_t>(arm)].recent.empty()) retry_ = arm;
+}
 
 void ArmSelector::charge(int arm, double tokens, double seconds) {
   SF_CHECK(arm >= 0 && arm < n_arms());

@@ -118,6 +118,10 @@ class ArmSelector {
   void observe_inferred(int arm, double tokens, double seconds, double own_seconds = 0);
   // A cycle of `arm` whose time says nothing of the arm's rate (one-off costs that any arm
   // would have paid there): its time and regret count, as a cycle run, but not as evidence.
+  // An arm so left without evidence is the next choice, whatever the budget: its trial is
+  // paid for, and waiting for the budget to allow another brought it back at a prompt's
+  // first cycle again (where a draft model's catch-up is cheapest), so chain:8 was tried
+  // twice a session at a 100% budget and never measured (~3% of the time; docs/auto.md).
   void observe_time(int arm, double tokens, double seconds);
 
   int n_arms() const { return static_cast<int>(arms_.size()); }
@@ -181,6 +185,7 @@ class ArmSelector {
   double total_seconds_ = 0;
   double regret_seconds_ = 0;
   double far_regret_seconds_ = 0;  // the part of it spent on arms far behind
+  int retry_ = -1;                 // an arm to run next (observe_time), or -1
 };
 
 }  // namespace sf

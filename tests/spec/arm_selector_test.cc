@@ -428,9 +428,18 @@ TEST(ArmSelector, ACycleObservedAsTimeOnlyIsNoEvidence) {
   EXPECT_EQ(sel.best(), 0);
   EXPECT_NEAR(sel.total_seconds(), 165e-6, 1e-12);
   EXPECT_NEAR(sel.regret_seconds(), 105e-6, 1e-12) << "135 us for what the best arm does in 30";
-  // Once the regret budget allows, the arm is tried as an arm never run.
-  for (int i = 0; i < 200; ++i) sel.observe(0, 1, 30e-6);
+  // Its trial is paid for: the arm runs next, though that regret is far beyond the budget
+  // (3% of 165 us), and only once.
   EXPECT_EQ(sel.choose(), 1);
+  EXPECT_EQ(sel.choose(), 0) << "the retry is one choice";
+  // A second cycle as time only: the arm still has no evidence, and is retried again.
+  sel.observe_time(1, 1, 135e-6);
+  EXPECT_EQ(sel.choose(), 1);
+  // Measured now: its evidence, not a retry, decides.
+  sel.observe(1, 1, 40e-6);
+  EXPECT_GT(sel.rate(1), 0);
+  sel.observe_time(1, 1, 135e-6);
+  EXPECT_EQ(sel.choose(), 0) << "an arm with evidence is not retried";
 }
 
 // Plain decoding emits one token per cycle: in the I/O-bound regimes its cycle costs a whole
