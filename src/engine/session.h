@@ -108,10 +108,11 @@ struct GenerationStats {
     return spec.cycles > 0 ? static_cast<double>(spec.accepted_draft_tokens + spec.cycles) / spec.cycles : 1.0;
   }
   double prefill_tokens_per_s() const { return prefill_seconds > 0 ? prompt_tokens / prefill_seconds : 0; }
-  // Plain decoding samples the first token from the prefill's logits, so its decoding
-  // passes produce the rest. Speculative decoding (and CATS) keep the prompt's last token
-  // pending: the prefill stops before it, and the first cycle's pass runs it with the first
-  // tree, so every generated token comes from a decoding pass.
+  // Plain and speculative decoding sample the first token from the prefill's logits, so
+  // their decoding passes produce the rest. CATS keeps the prompt's last token pending (its
+  // adapters' prefill computes no logits): the prefill stops before it, and the first
+  // cycle's pass runs it with the first tree, so every generated token comes from a
+  // decoding pass. (Speculative decoding did the same until 2026-12-07.)
   bool first_token_from_prefill = false;
   // Tokens produced by the decoding passes (timed in decode_seconds).
   int decode_tokens() const {
@@ -229,9 +230,10 @@ class Session {
   // with its draft model, if any) and adds their memory to *drafter_bytes.
   Status add_retrieval_drafters(int n_ctx, uint64_t* drafter_bytes);
   // Prefill that keeps the target's top-k next tokens at every evaluated position (for a
-  // drafter's calibration); like evaluate() otherwise.
+  // drafter's calibration); like evaluate() otherwise, with the last row's logits in
+  // *last_logits (when given).
   Status evaluate_top_k(ModelRunner& target, const std::vector<int32_t>& tokens, int k,
-                        std::vector<std::vector<TokenProb>>* rows);
+                        std::vector<std::vector<TokenProb>>* rows, std::vector<float>* last_logits = nullptr);
   // pruner: early-exit pruning for this call (lever), or none.
   Status decode_speculative(Slot& slot, TreeBuilder& builder, const TreePruner* pruner,
                             const std::vector<int32_t>& prompt, int n_predict, const SamplingParams& sampling,

@@ -80,7 +80,7 @@ Status Session::add_retrieval_drafters(int n_ctx, uint64_t* drafter_bytes) {
 }
 
 Status Session::evaluate_top_k(ModelRunner& target, const std::vector<int32_t>& tokens, int k,
-                               std::vector<std::vector<TokenProb>>* rows) {
+                               std::vector<std::vector<TokenProb>>* rows, std::vector<float>* last_logits) {
   const int n_vocab = model_->hparams().n_vocab;
   rows->clear();
   if (tokens.empty()) return Status::Ok();
@@ -109,6 +109,7 @@ Status Session::evaluate_top_k(ModelRunner& target, const std::vector<int32_t>& 
         top.push_back({ids[i], static_cast<float>(std::exp(static_cast<double>(l[ids[i]] - max)) / sum)});
       rows->push_back(std::move(top));
     }
+    if (last_logits && end == n) last_logits->assign(logits.end() - n_vocab, logits.end());
   }
   return Status::Ok();
 }

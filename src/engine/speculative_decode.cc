@@ -113,28 +113,48 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   StreamingDecoder decoder(*tokenizer_);
   std::vector<int32_t> history = prompt;
 
+  // The whole prompt is prefilled, and the first token sampled from its last row, as plain
+  // decoding does; the first cycle's tree then hangs below that token. (Until 2026-12-07 the
+  // prefill stopped one token short and the first cycle verified the last prompt token as
+  // its root: one more target pass per generation, which at a 0% budget streams every weight
+  // again before the first token, for a token the prefill's pass had already computed.)
   Stopwatch prefill_timer;
   const size_t reused = reuse_cached_prefix(target, prompt, prompt.size() - 1);
   // A drafter that calibrates on the prefill's predictions gets each position's top tokens
-  // (their cost is part of the prefill time).
+  // (their cost is part of the prefill time) but the last, whose next token is generated.
   const int prefill_k = drafter.prefill_top_k();
   std::vector<std::vector<TokenProb>> prefill_rows;
-  if (prompt.size() - 1 > reused && prefill_k > 0) {
-    SF_RETURN_IF_ERROR(evaluate_top_k(target, {prompt.begin() + reused, prompt.end() - 1}, prefill_k, &prefill_rows));
-  } else if (prompt.size() - 1 > reused) {
-    SF_RETURN_IF_ERROR(evaluate(target, {prompt.begin() + reused, prompt.end() - 1}, false, nullptr));
+  std::vector<float> logits;
+  const std::vector<int32_t> to_prefill(prompt.begin() + static_cast<std::ptrdiff_t>(reused), prompt.end());
+  if (prefill_k > 0) {
+    SF_RETURN_IF_ERROR(evaluate_top_k(target, to_prefill, prefill_k, &prefill_rows, &logits));
+    prefill_rows.pop_back();
+  } else {
+    SF_RETURN_IF_ERROR(evaluate(target, to_prefill, false, &logits));
   }
   stats->reused_prompt_tokens = static_cast<int>(reused);
+  stats->first_token_from_prefill = true;
   drafter.reset(prompt);
   if (prefill_k > 0) drafter.observe_prefill(prompt, reused, prefill_rows);
   builder.begin_generation();
   stats->prefill_seconds = prefill_timer.elapsed();
-  int32_t pending = prompt.back();
 
   Stopwatch decode_timer;
   const uint64_t weight_before = target.counters().weight_bytes;
   const uint64_t stream_before = streamer_ ? streamer_->stats().bytes_read : 0;
   const double stall_before_decode = streamer_ ? streamer_->stats().io_stall_seconds : 0;
+  // The first token: a cycle of plain decoding whose pass was the prefill's. The drafter is
+  // told as of a plain cycle (an empty tree, the token as its bonus): it catches up on it, as
+  // on any token it did not draft, when it drafts next.
+  int32_t pending = verify_sampler.sample(logits.data(), n_vocab, history);
+  bool done = n_predict <= 0;
+  if (!done) {
+    const TokenTree no_tree;
+    SF_RETURN_IF_ERROR(drafter.begin_cycle(history, sampling, draft_sampler));
+    drafter.commit(no_tree, {}, pending);
+    done = emit_cycle_tokens(no_tree, {}, pending, *tokenizer_, ignore_eos, n_predict, decoder, on_token, &history,
+                             stats);
+  }
   TokenTree tree, kept_tree;
   std::vector<int32_t> kept_to_node;  // node of `tree` for each node of kept_tree
   std::vector<float> row_buffer(static_cast<size_t>(n_vocab));
@@ -147,7 +167,6 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
   stats->cycles.reserve(stats->cycles.size() + static_cast<size_t>(std::clamp(n_predict, 0, 4096)));
   CarriedDrafts carried;  // provisional tokens the last verification confirmed
   bool have_carried = false;
-  bool done = n_predict <= 0;
   while (!done) {
     const int64_t room = target.n_ctx() - target.n_past();
     if (room < 1) {

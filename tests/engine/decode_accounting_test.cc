@@ -1,8 +1,9 @@
 // What the decode rate counts: tokens produced by decoding passes over the time of those
-// passes. Plain decoding samples its first token from the prefill's logits; speculative
-// decoding keeps the prompt's last token pending, so its first cycle's pass produces the
-// first token(s). Counting the first token as the prefill's for both (as before) charged a
-// speculative generation one pass more than plain decoding for the same tokens.
+// passes. Plain and speculative decoding sample the first token from the prefill's logits
+// (speculative decoding since 2026-12-07: before, its prefill stopped one token short and its
+// first cycle's pass produced the first token(s), one target pass more per generation).
+// CATS still keeps the prompt's last token pending, so its first cycle's pass produces the
+// first token(s).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -45,16 +46,25 @@ TEST(DecodeAccounting, PlainDecodingsFirstTokenComesFromThePrefill) {
   EXPECT_DOUBLE_EQ(st.decode_tokens_per_s(), 15 / st.decode_seconds);
 }
 
-TEST(DecodeAccounting, SpeculativeDecodingsTokensAllComeFromItsCycles) {
+TEST(DecodeAccounting, SpeculativeDecodingsFirstTokenComesFromThePrefill) {
   const GenerationStats st = generate_with(SpecConfig::Method::kChain, 16);
   ASSERT_EQ(st.generated_tokens, 16);
-  EXPECT_FALSE(st.first_token_from_prefill);
-  EXPECT_EQ(st.decode_tokens(), 16);
-  // Every token came out of a cycle: the cycles' accepted drafts and bonus tokens cover
-  // them (the last cycle may emit more than n_predict needs).
-  EXPECT_GE(st.spec.accepted_draft_tokens + st.spec.cycles, 16u);
+  EXPECT_TRUE(st.first_token_from_prefill);
+  EXPECT_EQ(st.decode_tokens(), 15);
+  // The other 15 came out of cycles: their accepted drafts and bonus tokens cover them (the
+  // last cycle may emit more than n_predict needs).
+  EXPECT_GE(st.spec.accepted_draft_tokens + st.spec.cycles, 15u);
   EXPECT_GT(st.spec.accepted_draft_tokens, 0u) << "the chain's drafts were accepted";
-  EXPECT_DOUBLE_EQ(st.decode_tokens_per_s(), 16 / st.decode_seconds);
+  EXPECT_DOUBLE_EQ(st.decode_tokens_per_s(), 15 / st.decode_seconds);
+  // The target ran the prompt once (a prefill to its last token) and one pass per cycle:
+  // passes = 1 + cycles, as plain decoding's are 1 + (tokens - 1).
+  EXPECT_EQ(st.counters.forward_passes, 1 + st.spec.cycles);
+}
+
+TEST(DecodeAccounting, OneTokenIsThePrefillsAlone) {
+  const GenerationStats st = generate_with(SpecConfig::Method::kChain, 1);
+  ASSERT_EQ(st.generated_tokens, 1);
+  EXPECT_EQ(st.spec.cycles, 0u) << "no cycle: the prefill's logits gave the only token";
 }
 
 }  // namespace

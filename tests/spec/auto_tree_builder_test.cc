@@ -434,6 +434,27 @@ TEST(AutoTreeBuilder, APromptsFirstCycleIsNoFirstTrial) {
   EXPECT_EQ(autob.selector().best(), 0) << "capped as an outlier, it does not put the chain ahead";
 }
 
+// Generations of one cycle each (a prompt's first token comes from the prefill, so a
+// generation of 2 tokens is one cycle): every cycle is a prompt's first, and only the first
+// of them is left out of the arm's evidence, else no arm would ever be measured.
+TEST(AutoTreeBuilder, OneCycleGenerationsStillMeasureTheArms) {
+  AutoTreeBuilder autob(plain_and_a_chain_of_one());
+  test::FixedDrafter drafter(1, 1.0f);
+  GreedyBuild greedy;
+  std::string policies;
+  for (int i = 0; i < 40; ++i) {
+    autob.begin_generation();
+    const std::string policy = run_cycle(autob, drafter, greedy.ctx, [](const TokenTree& tree) {
+      return tree.empty() ? 30e-6 : 40e-6;  // the chain's token (1) is never accepted
+    });
+    policies += policy == "plain" ? 'p' : 'c';
+  }
+  EXPECT_EQ(policies.substr(0, 2), "pp") << "plain decoding's left-out first cycle is retried at once";
+  EXPECT_NEAR(autob.selector().rate(0), 1 / 30e-6, 1) << policies;
+  EXPECT_GT(autob.selector().rate(1), 0) << "the chain measured too: " << policies;
+  EXPECT_EQ(autob.selector().best(), 0) << policies;
+}
+
 // An arm that drafts during verification (EdgeLLM's, lending the target's I/O waits): it
 // names an anchor after each tree it builds and takes the drafts carried from it.
 class LendingArm : public TreeBuilder {
