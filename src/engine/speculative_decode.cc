@@ -152,8 +152,8 @@ Status Session::decode_speculative(Slot& slot, TreeBuilder& builder, const TreeP
     const TokenTree no_tree;
     SF_RETURN_IF_ERROR(drafter.begin_cycle(history, sampling, draft_sampler));
     drafter.commit(no_tree, {}, pending);
-    done = emit_cycle_tokens(no_tree, {}, pending, *tokenizer_, ignore_eos, n_predict, decoder, on_token, &history,
-                             stats);
+    done =
+        emit_cycle_tokens(no_tree, {}, pending, *tokenizer_, ignore_eos, n_predict, decoder, on_token, &history, stats);
   }
   TokenTree tree, kept_tree;
   std::vector<int32_t> kept_to_node;  // node of `tree` for each node of kept_tree
