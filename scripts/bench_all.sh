@@ -25,7 +25,8 @@
 # The same VM in a slower state (2026-12-07, e616069): stories 36, I/O-bound 15, 1.1B 28, the 3B on course for ~93 (stopped).
 # The run of record at 562f054 (same settings, back on a Zen 5 AVX-512 VM) took 62 minutes: stories real/UFS/phone 13,
 # I/O-bound 15, 1.1B 8, 3B 25 (synth included); the one at be1b7cb that afternoon, the VM slower, 67: stories ~18,
-# I/O-bound ~13, 1.1B ~10, 3B ~25 (the synthetic models already made).
+# I/O-bound ~13, 1.1B ~10, 3B ~25 (the synthetic models already made); the one at 52b5e57 that evening 66: stories ~16,
+# I/O-bound ~15, 1.1B ~12, 3B ~22.
 # SETTINGS="stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b" picks a subset (stories-emmc,
 # EMULATED 250 MB/s, is there to add); REPEAT (default 3) sets the real, UFS 4.0, eMMC and phone settings'
 # repetitions, REPEAT_IO and REPEAT_SYNTH the others'; SYNTH_TOKENS (16)

@@ -1,13 +1,14 @@
 // Session::decode_speculative: the draft -> verify -> commit cycle.
 //
 // The target always holds the committed sequence except its last token (the "pending"
-// token). Each cycle the tree builder drafts a tree below the pending token (asking the
-// drafter for the nodes it chooses); the target runs [pending, tree nodes] as one batch
-// (one streamed pass over its layers). With pruning, the pass stops at the exit layer, the
-// pruner drops rows, and the later layers run over the kept rows only; the verifier then
-// walks the kept tree, computing the LM head only for the rows it visits, and the
-// accepted path plus a bonus token are committed in both caches. With an empty tree this
-// is exactly plain decoding, one token per pass.
+// token); the first is sampled from the prefill's logits, as in plain decoding. Each cycle
+// the tree builder drafts a tree below the pending token (asking the drafter for the nodes
+// it chooses); the target runs [pending, tree nodes] as one batch (one streamed pass over
+// its layers). With pruning, the pass stops at the exit layer, the pruner drops rows, and
+// the later layers run over the kept rows only; the verifier then walks the kept tree,
+// computing the LM head only for the rows it visits, and the accepted path plus a bonus
+// token are committed in both caches. With an empty tree this is exactly plain decoding,
+// one token per pass.
 //
 // EdgeLLM's provisional generation: when the builder names an anchor leaf and the target
 // streams, a background worker drafts below the anchor while the pass waits for weights
