@@ -275,7 +275,7 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
   if (config.per_category) out += "\n" + table(category_rows, true);
   out +=
       "\ntok/s: decode tokens / decode time, summed over prompts (the first token, sampled from the prefill's "
-      "logits, is not counted; cats and kangaroo, whose first cycle produces it, count it)" +
+      "logits, is not counted)" +
       std::string(config.repetitions > 1 ? "; the median of " + std::to_string(config.repetitions) +
                                                " repetitions (each a fresh session with its warm-up) and their range, "
                                                "and every other column of the row is from that median repetition"
@@ -283,8 +283,8 @@ std::string markdown_report(const ReportContext& context, const BenchConfig& con
       ". "
       "speedup: over flash-ar at the same budget. mean accepted: tokens per target pass. "
       "bytes read/token: streamed bytes (prefill included) per generated token. = AR: prompts whose tokens equal "
-      "ar's. prefill ms: mean prefill time per prompt, the time to the first token (for cats and kangaroo, that less "
-      "their first cycle; coordgen's calibration included).\n";
+      "ar's. prefill ms: mean prefill time per prompt, the time to the first token (coordgen's calibration "
+      "included).\n";
   if (!config.sampling.greedy())
     out +=
         "With sampling, = AR is expected of the plain methods only (same seed, same tokens); speculative methods "

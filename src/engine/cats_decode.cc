@@ -1,10 +1,10 @@
 // Session::decode_cats: the CATS / Kangaroo cycle loop (spec/cats_cycle.h).
 //
 // Like decode_speculative, the target holds the committed sequence except its last token
-// (the pending token); each cycle drafts with the target's first layers, verifies
-// shallowly with the pinned middle layers, runs the streamed suffix once over the tree,
-// and commits the accepted path plus a bonus token. There is no draft model: peak memory
-// is the target's own.
+// (the pending token; the first is sampled from the prefill's logits); each cycle drafts
+// with the target's first layers, verifies shallowly with the pinned middle layers, runs
+// the streamed suffix once over the tree, and commits the accepted path plus a bonus
+// token. There is no draft model: peak memory is the target's own.
 #include <algorithm>
 
 #include "base/log.h"
@@ -23,28 +23,34 @@ Status Session::decode_cats(Slot& slot, const SpecConfig& spec, const std::vecto
   StreamingDecoder decoder(*tokenizer_);
   std::vector<int32_t> history = prompt;
 
+  // The whole prompt is prefilled and the first token sampled from its last row, as in
+  // plain and speculative decoding (decode_speculative says why).
   Stopwatch prefill_timer;
   size_t reused = reuse_cached_prefix(target, prompt, prompt.size() - 1);
+  std::vector<float> logits;
   if (cats.has_adapters()) {
     // The adapters' caches must hold the same prefix: prefill through the cycle's ranges.
     reused = std::min<size_t>(reused, static_cast<size_t>(cats.n_committed()));
     cats.truncate(static_cast<int>(reused));
-    if (prompt.size() - 1 > reused)
-      SF_RETURN_IF_ERROR(
-          cats.prefill({prompt.begin() + static_cast<std::ptrdiff_t>(reused), prompt.end() - 1}, options_.max_batch));
-  } else if (prompt.size() - 1 > reused) {
-    SF_RETURN_IF_ERROR(evaluate(target, {prompt.begin() + reused, prompt.end() - 1}, false, nullptr));
+    SF_RETURN_IF_ERROR(cats.prefill({prompt.begin() + static_cast<std::ptrdiff_t>(reused), prompt.end()},
+                                    options_.max_batch, &logits));
+  } else {
+    SF_RETURN_IF_ERROR(evaluate(target, {prompt.begin() + reused, prompt.end()}, false, &logits));
   }
   stats->reused_prompt_tokens = static_cast<int>(reused);
+  stats->first_token_from_prefill = true;
   stats->prefill_seconds = prefill_timer.elapsed();
-  int32_t pending = prompt.back();
 
   Stopwatch decode_timer;
   const uint64_t weight_before = target.counters().weight_bytes;
   const uint64_t stream_before = streamer_ ? streamer_->stats().bytes_read : 0;
   const double stall_before_decode = streamer_ ? streamer_->stats().io_stall_seconds : 0;
-  CatsCycleResult r;
+  int32_t pending = sampler.sample(logits.data(), target.hparams().n_vocab, history);
   bool done = n_predict <= 0;
+  if (!done)
+    done = emit_cycle_tokens(TokenTree(), {}, pending, *tokenizer_, ignore_eos, n_predict, decoder, on_token, &history,
+                             stats);
+  CatsCycleResult r;
   while (!done) {
     const int64_t room = target.n_ctx() - target.n_past();
     if (room < 1) {

@@ -108,11 +108,10 @@ struct GenerationStats {
     return spec.cycles > 0 ? static_cast<double>(spec.accepted_draft_tokens + spec.cycles) / spec.cycles : 1.0;
   }
   double prefill_tokens_per_s() const { return prefill_seconds > 0 ? prompt_tokens / prefill_seconds : 0; }
-  // Plain and speculative decoding sample the first token from the prefill's logits, so
-  // their decoding passes produce the rest. CATS keeps the prompt's last token pending (its
-  // adapters' prefill computes no logits): the prefill stops before it, and the first
-  // cycle's pass runs it with the first tree, so every generated token comes from a
-  // decoding pass. (Speculative decoding did the same until 2026-12-07.)
+  // Every decoding loop (plain, speculative, CATS) samples the first token from the
+  // prefill's logits, so its decoding passes produce the rest. (Until 2026-12-07 the
+  // speculative loops' prefill stopped one token short and their first cycle's pass ran the
+  // prompt's last token with the first tree: one target pass more per generation.)
   bool first_token_from_prefill = false;
   // Tokens produced by the decoding passes (timed in decode_seconds).
   int decode_tokens() const {

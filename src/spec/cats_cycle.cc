@@ -79,7 +79,7 @@ Status CatsCycle::shallow_pass(const ForwardBatch& rows, int end) {
   return Status::Ok();
 }
 
-Status CatsCycle::prefill(const std::vector<int32_t>& tokens, int max_batch) {
+Status CatsCycle::prefill(const std::vector<int32_t>& tokens, int max_batch, std::vector<float>* last_logits) {
   const int N = target_.hparams().n_layer;
   for (size_t begin = 0; begin < tokens.size(); begin += static_cast<size_t>(max_batch)) {
     const size_t end = std::min(tokens.size(), begin + static_cast<size_t>(max_batch));
@@ -90,6 +90,11 @@ Status CatsCycle::prefill(const std::vector<int32_t>& tokens, int max_batch) {
       return Status::Errorf("sequence of %zu tokens does not fit the context of %d tokens (use --ctx-size)",
                             n_past + chunk.size(), target_.n_ctx());
     SF_RETURN_IF_ERROR(shallow_pass(ForwardBatch::causal(chunk, n_past), N));
+    if (last_logits && end == tokens.size()) {
+      last_logits->resize(static_cast<size_t>(target_.hparams().n_vocab));
+      const float* last_row = target_.hidden() + (chunk.size() - 1) * static_cast<size_t>(target_.hparams().n_embd);
+      SF_RETURN_IF_ERROR(target_.head_logits(last_row, 1, last_logits->data()));
+    }
     std::vector<int32_t> cells(chunk.size());
     std::iota(cells.begin(), cells.end(), n_past);
     target_.commit(cells, chunk);

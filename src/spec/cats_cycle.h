@@ -78,8 +78,9 @@ class CatsCycle {
   // Forgets all but the first n committed cells, in the target and the adapters.
   void truncate(int n);
   // Appends tokens to the committed sequence in chunks of max_batch rows, through the
-  // same layer ranges as a cycle so the adapters' caches are filled too.
-  Status prefill(const std::vector<int32_t>& tokens, int max_batch);
+  // same layer ranges as a cycle so the adapters' caches are filled too; the last row's
+  // logits (the target's own head) into *last_logits when given.
+  Status prefill(const std::vector<int32_t>& tokens, int max_batch, std::vector<float>* last_logits = nullptr);
   // Runs one cycle below `pending` (the last committed token, not yet run) with at most
   // max_nodes tree nodes, and commits the accepted path (pending + accepted nodes) in the
   // target's cache. gamma: this cycle's drafting passes (the session's or a per-call one).

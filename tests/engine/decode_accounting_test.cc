@@ -2,8 +2,7 @@
 // passes. Plain and speculative decoding sample the first token from the prefill's logits
 // (speculative decoding since 2026-12-07: before, its prefill stopped one token short and its
 // first cycle's pass produced the first token(s), one target pass more per generation).
-// CATS still keeps the prompt's last token pending, so its first cycle's pass produces the
-// first token(s).
+// CATS and Kangaroo likewise, since the same day.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -22,7 +21,7 @@ GenerationStats generate_with(SpecConfig::Method method, int n_tokens) {
   o.n_threads = 1;
   o.n_ctx = 128;
   o.spec.method = method;
-  if (method != SpecConfig::Method::kNone) {
+  if (method != SpecConfig::Method::kNone && method != SpecConfig::Method::kCats) {
     o.spec.draft_model_path = test::source_path("models/stories260K-draft.gguf");
     o.spec.draft_len = 4;
   }
@@ -59,6 +58,15 @@ TEST(DecodeAccounting, SpeculativeDecodingsFirstTokenComesFromThePrefill) {
   // The target ran the prompt once (a prefill to its last token) and one pass per cycle:
   // passes = 1 + cycles, as plain decoding's are 1 + (tokens - 1).
   EXPECT_EQ(st.counters.forward_passes, 1 + st.spec.cycles);
+}
+
+TEST(DecodeAccounting, CatsFirstTokenComesFromThePrefillToo) {
+  const GenerationStats st = generate_with(SpecConfig::Method::kCats, 16);
+  ASSERT_EQ(st.generated_tokens, 16);
+  EXPECT_TRUE(st.first_token_from_prefill);
+  EXPECT_EQ(st.decode_tokens(), 15);
+  EXPECT_GT(st.spec.cycles, 0u);
+  EXPECT_GE(st.spec.accepted_draft_tokens + st.spec.cycles, 15u);
 }
 
 TEST(DecodeAccounting, OneTokenIsThePrefillsAlone) {
