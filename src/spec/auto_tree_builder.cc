@@ -137,8 +137,7 @@ AutoTreeBuilder::AutoTreeBuilder(std::vector<AutoArm> arms, ArmSelectorOptions o
     : arms_(std::move(arms)),
       selector_(static_cast<int>(arms_.size()), options),
       prune_switches_(arms_.size(), MeasuredSwitch(/*first_on=*/true)),
-      before_cold_(arms_.size()),
-      first_cycle_left_out_(arms_.size(), false) {
+      before_cold_(arms_.size()) {
   SF_CHECK(!arms_.empty());
   // How many tokens a cycle can emit tells the selector which arms cannot catch up with the
   // best at their measured cost (ArmSelector::set_max_tokens_per_cycle); plain decoding: 1.
@@ -429,9 +428,9 @@ void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   // at ~0.955x Flash-AR against ~0.97x before (6 runs of 6). Once per arm: where every
   // generation is one cycle long (a prompt's first token comes from its prefill, so a
   // generation of 2 tokens is one cycle), an arm whose first cycles were all left out
-  // would never be measured, and the selector retries such an arm at once.
-  if (first_of_prompt && selector_.rate(current_) <= 0 && !first_cycle_left_out_[static_cast<size_t>(current_)]) {
-    first_cycle_left_out_[static_cast<size_t>(current_)] = true;
+  // would never be measured, and the selector retries such an arm at once. (An arm with no
+  // rate that has run a cycle had its first one left out: every other cycle run is evidence.)
+  if (first_of_prompt && selector_.rate(current_) <= 0 && selector_.cycles(current_) == 0) {
     selector_.observe_time(current_, stats.accepted + 1.0, stats.draft_seconds + stats.verify_seconds);
     forget_cold_cycles();
     return;

@@ -253,10 +253,7 @@ class AutoTreeBuilder : public TreeBuilder {
   // Stretches only where a plain cycle takes less than this (see build()).
   static constexpr double kPlainStretchBelowSeconds = 100e-6;
   int plain_stretch_left_ = 0;
-  bool first_cycle_of_generation_ = false;  // its cycle is no first trial (observe())
-  // Per arm: whether a prompt's first cycle has been left out of its evidence already (one
-  // is, at most: see observe()).
-  std::vector<bool> first_cycle_left_out_;
+  bool first_cycle_of_generation_ = false;      // its cycle is no first trial (observe())
   static constexpr int kMaxTrialDeferrals = 3;  // see build()
   int trial_deferrals_ = 0;                     // the look's takes in place of a first trial, in a row
   double catch_up_per_token_ = 0;
