@@ -184,6 +184,11 @@ void ArmSelector::observe_inferred(int arm, double tokens, double seconds, doubl
   arms_[static_cast<size_t>(arm)].last_cycle = std::max<int64_t>(0, cycle_ - 1);
 }
 
+void ArmSelector::mark_measured(int arm) {
+  SF_CHECK(arm >= 0 && arm < n_arms());
+  arms_[static_cast<size_t>(arm)].last_cycle = std::max<int64_t>(0, cycle_ - 1);
+}
+
 void ArmSelector::add_evidence(int arm, double tokens, double seconds, double own_seconds) {
   own_seconds = std::clamp(own_seconds, 0.0, seconds);
   Arm& a = arms_[static_cast<size_t>(arm)];

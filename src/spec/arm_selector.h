@@ -116,6 +116,10 @@ class ArmSelector {
   // Counts as evidence of the arm's rate, recent and lasting, and as a fresh measurement
   // (no stale re-measure is due), but not as a cycle run: no time, no regret, no count.
   void observe_inferred(int arm, double tokens, double seconds, double own_seconds = 0);
+  // A measurement of `arm` that its caller made without running the arm, and whose inferred
+  // cycle comes later (observe_inferred) or never: the arm counts as freshly measured (no
+  // stale re-measure is due), with no evidence yet, no time, no regret.
+  void mark_measured(int arm);
   // A cycle of `arm` whose time says nothing of the arm's rate (one-off costs that any arm
   // would have paid there): its time and regret count, as a cycle run, but not as evidence.
   // An arm so left without evidence is the next choice, whatever the budget: its trial is

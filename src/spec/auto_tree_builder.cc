@@ -213,13 +213,23 @@ Status AutoTreeBuilder::build(Drafter& drafter, const BuildContext& ctx, TokenTr
   current_ = selector_.choose(entry_seconds(drafter));
   built_by_ = current_;
   auto* hybrid = dynamic_cast<HybridDrafter*>(&drafter);
+  bool looked = false;
+  // Re-measuring the retrieval arm (explored, not the best): a look at its tree, verified
+  // as the arm's own cycle only where the tree is expected to pay; else the best arm runs
+  // and the look's walk along the committed tokens measures the retrieval arm (see the file
+  // comment).
+  if (hybrid && current_ == retrieval_arm_ && current_ != selector_.best() && selector_.rate(current_) > 0) {
+    SF_ASSIGN_OR_RETURN(const bool own_cycle, remeasure_retrieval_by_look(*hybrid, ctx, tree));
+    if (own_cycle) return Status::Ok();
+    current_ = built_by_ = selector_.best();
+    looked = true;
+  }
   // A first trial (an arm with no rate yet) is deferred by the look at most
   // kMaxTrialDeferrals cycles in a row. At a session's start the best rate is plain
   // decoding's, which nearly every retrieval tree beats: EMULATED 25 MB/s at 0%, the look
   // put LEVER's first trial off for 30 cycles of ~2.5 tokens (LEVER's cycles emit ~6).
   const bool trial = selector_.rate(current_) <= 0;
-  bool looked = false;
-  if (hybrid && arms_[static_cast<size_t>(current_)].source != ArmSource::kRetrieval &&
+  if (hybrid && !looked && arms_[static_cast<size_t>(current_)].source != ArmSource::kRetrieval &&
       !(trial && trial_deferrals_ >= kMaxTrialDeferrals)) {
     SF_ASSIGN_OR_RETURN(const bool taken, look_at_retrieval(*hybrid, ctx, tree, &looked));
     if (taken) {
@@ -285,25 +295,43 @@ Result<bool> AutoTreeBuilder::look_at_retrieval(HybridDrafter& hybrid, const Bui
   const double cycle_seconds = selector_.tokens_per_cycle(replaced) / selector_.rate(replaced);
   ++cycles_since_look_;
   if (look_seconds_ > kLookShare * cycle_seconds && cycles_since_look_ < kLookAgainEvery) return false;
-  cycles_since_look_ = 0;
   *looked = true;
+  SF_RETURN_IF_ERROR(build_look(hybrid, ctx, tree));
+  if (tree->size() > 0 && retrieval_builder_->expected_rate() > rate) {
+    built_by_ = retrieval_arm_;
+    return true;
+  }
+  leave_look_untaken(hybrid, tree);
+  return false;
+}
+
+Result<bool> AutoTreeBuilder::remeasure_retrieval_by_look(HybridDrafter& hybrid, const BuildContext& ctx,
+                                                          TokenTree* tree) {
+  SF_RETURN_IF_ERROR(build_look(hybrid, ctx, tree));
+  if (tree->size() > 0 && retrieval_builder_->expected_rate() > selector_.rate(selector_.best())) return true;
+  leave_look_untaken(hybrid, tree);
+  selector_.mark_measured(retrieval_arm_);
+  return false;
+}
+
+Status AutoTreeBuilder::build_look(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree) {
+  cycles_since_look_ = 0;
   const Stopwatch timer;
   SF_RETURN_IF_ERROR(build_from_source(*retrieval_builder_, ArmSource::kRetrieval, hybrid, &hybrid, ctx, tree));
   const double seconds = timer.elapsed();
   look_build_seconds_ = seconds;
   look_seconds_ = look_seconds_ > 0 ? 0.8 * look_seconds_ + 0.2 * seconds : seconds;
-  if (tree->size() > 0 && retrieval_builder_->expected_rate() > rate) {
-    built_by_ = retrieval_arm_;
-    return true;
-  }
-  // Not taken: observe() lets the calibration learn from the target's tokens all the same.
-  // Swapped rather than copied (a look is made every cycle at a streamed budget); the
-  // caller's tree is cleared for the chosen arm either way.
+  return Status::Ok();
+}
+
+void AutoTreeBuilder::leave_look_untaken(HybridDrafter& hybrid, TokenTree* tree) {
+  // observe() lets the calibration learn from the target's tokens all the same. Swapped
+  // rather than copied (a look is made every cycle at a streamed budget); the caller's tree
+  // is cleared for the chosen arm.
   std::swap(look_tree_, *tree);
   look_untaken_ = true;
   tree->clear();
   hybrid.forget_retrieval_cycle();
-  return false;
 }
 
 AutoTreeBuilder::LookWalk AutoTreeBuilder::observe_untaken_look(const std::vector<VisitedRow>& visited) {
@@ -321,18 +349,15 @@ AutoTreeBuilder::LookWalk AutoTreeBuilder::observe_untaken_look(const std::vecto
   }
   // Past the committed tokens, with children left to try: the tree might have gone deeper.
   walk.cut_short = node >= 0 && !look_tree_.children(node).empty();
+  walk.node = node;
   if (AcceptanceCalibration* calibration = retrieval_builder_->acceptance_calibration())
     calibration->observe(look_tree_, rows);
   return walk;
 }
 
 void AutoTreeBuilder::infer_retrieval_cycle(const LookWalk& walk, const CycleStats& stats) {
-  // A walk cut short says only that the tree would have emitted at least so many tokens;
-  // such a cycle is left out rather than counted low (the arm is re-measured when it is
-  // due). A pruned pass, or one beside Mirror-SD's rollouts, is not a full pass's cost.
-  if (walk.cut_short || stats.rows_pruned > 0 ||
-      arms_[static_cast<size_t>(built_by_)].builder->wants_parallel_rollouts())
-    return;
+  // A pruned pass, or one beside Mirror-SD's rollouts, is not a full pass's cost.
+  if (stats.rows_pruned > 0 || arms_[static_cast<size_t>(built_by_)].builder->wants_parallel_rollouts()) return;
   const LatencyProfile* profile = latency_profile();
   if (!profile || !profile->has_verify_data()) return;
   // The retrieval tree's rows instead of the run tree's, at the profile's cost of a row
@@ -345,11 +370,42 @@ void AutoTreeBuilder::infer_retrieval_cycle(const LookWalk& walk, const CycleSta
   // Its drafting was the look alone (a part of this cycle's drafting).
   const double draft = std::min(look_build_seconds_, stats.draft_seconds);
   verify = verify_with_less_drafting(stats, draft, verify);
+  // A walk cut short says only that the tree would have emitted at least so many tokens
+  // (left out then, the arm was inferred on its shorter trees only): it goes on along the
+  // next cycles' tokens, one such walk at a time.
+  if (walk.cut_short) {
+    if (!pending_walk_) {
+      pending_walk_ = PendingWalk{walk.node, walk.accepted, draft, draft + verify};
+      std::swap(walk_tree_, look_tree_);
+    }
+    return;
+  }
   selector_.observe_inferred(retrieval_arm_, walk.accepted + 1.0, draft + verify, draft);
+}
+
+void AutoTreeBuilder::continue_pending_walk(const std::vector<VisitedRow>& visited) {
+  PendingWalk& walk = *pending_walk_;
+  for (const VisitedRow& v : visited) {
+    if (v.target_token < 0) {  // a token not known: the walk cannot go on
+      pending_walk_.reset();
+      return;
+    }
+    const int32_t child = walk_tree_.find_child(walk.node, v.target_token);
+    // Off the tree: verifying it would have stopped here, the target's token its bonus; or
+    // at a leaf, whose next token would have been the bonus.
+    if (child >= 0) ++walk.accepted;
+    if (child < 0 || walk_tree_.children(child).empty()) {
+      selector_.observe_inferred(retrieval_arm_, walk.accepted + 1.0, walk.seconds, walk.draft_seconds);
+      pending_walk_.reset();
+      return;
+    }
+    walk.node = child;
+  }
 }
 
 void AutoTreeBuilder::begin_generation() {
   plain_stretch_left_ = 0;  // a new text: choose afresh (it may repeat itself)
+  pending_walk_.reset();    // its tokens were the last text's
   first_cycle_of_generation_ = true;
   for (AutoArm& arm : arms_)
     if (AcceptanceCalibration* c = arm.builder->acceptance_calibration(); c && arm.source == ArmSource::kRetrieval)
@@ -377,6 +433,8 @@ void AutoTreeBuilder::observe_catch_up(uint64_t tokens, double seconds) {
 void AutoTreeBuilder::observe(const TokenTree& tree, const CycleStats& stats) {
   const bool first_of_prompt = first_cycle_of_generation_;
   first_cycle_of_generation_ = false;
+  // An earlier look's walk goes on along this cycle's tokens, before this cycle's look.
+  if (pending_walk_) continue_pending_walk(stats.visited);
   std::optional<LookWalk> untaken_look;
   if (look_untaken_) {
     look_untaken_ = false;

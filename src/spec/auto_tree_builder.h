@@ -45,6 +45,17 @@
 // whatever it picks; its choices depend only on past timings and the context (the look),
 // never on the sampler's random stream.
 //
+// A look's walk that the cycle's tokens cut short (the tree goes on past them) goes on
+// along the next cycles' tokens until it leaves the tree (left out at the cycle's end, as it
+// was until 2026-12-07, the arm was inferred on its shorter trees only). And where the
+// selector itself re-measures the retrieval arm (a stale arm, explored), auto looks
+// instead: the tree is verified as the arm's own cycle only where it is expected to beat the
+// best arm's rate; else the best arm runs, and the look's walk is the retrieval arm's
+// inferred cycle, charged as no exploring. On stories260K at a 100% budget, where a look is
+// too dear to make every cycle, re-measuring it in cycles of its own (~60-170 us for ~1.3
+// tokens against ~30 us for a plain one) cost ~0.9% of auto's time in a warm session; by
+// looks, ~0.4% (docs/auto.md, "After the run of record at 52b5e57").
+//
 // Plain decoding, once chosen as the best arm where a look is too dear to make and a plain
 // cycle is one cheap pass (a resident target), runs a stretch of kPlainStretch cycles before
 // the next choice, while it stays the best arm: choosing every cycle cost ~1 us of its ~23 us
@@ -177,6 +188,16 @@ class AutoTreeBuilder : public TreeBuilder {
   // file comment); else clears the tree and forgets the look (false). `looked`: set when it
   // built the tree (not when the look costs too much of a cycle to make now).
   Result<bool> look_at_retrieval(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree, bool* looked);
+  // The selector chose to re-measure the retrieval arm: builds its tree (a look) and keeps
+  // it (true: the arm's own cycle) where its expected tokens per second beat the best arm's;
+  // else the look is not taken (false), the arm counts as measured now, and the walk of the
+  // untaken look is its cycle, inferred (see the file comment).
+  Result<bool> remeasure_retrieval_by_look(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree);
+  // The look's tree built into `tree`, timed (look_seconds_).
+  Status build_look(HybridDrafter& hybrid, const BuildContext& ctx, TokenTree* tree);
+  // Keeps the look in `tree` as this cycle's untaken look (look_tree_), leaving `tree` empty
+  // for the arm that runs.
+  void leave_look_untaken(HybridDrafter& hybrid, TokenTree* tree);
   // `builder`'s build with the hybrid (when there is one) drafting from `source` alone
   // (kNone: as it is), and back to the session's sources after.
   Status build_from_source(TreeBuilder& builder, ArmSource source, Drafter& drafter, HybridDrafter* hybrid,
@@ -190,6 +211,7 @@ class AutoTreeBuilder : public TreeBuilder {
   struct LookWalk {
     int accepted = 0;        // its nodes on that path
     bool cut_short = false;  // the committed tokens ran out where the tree goes on
+    int32_t node = 0;        // where it stands when cut short
   };
   // The retrieval calibration learns from the untaken look, walked along the target's tokens
   // of the cycle's verification (`visited`).
@@ -197,7 +219,11 @@ class AutoTreeBuilder : public TreeBuilder {
   // The untaken look as an inferred cycle of the retrieval arm (ArmSelector::observe_inferred):
   // its walk's tokens, in the cycle's time with the look's drafting and the retrieval tree's
   // rows. So the retrieval arm stays measured without cycles of its own wherever auto looks.
+  // A walk cut short goes on along the next cycles' tokens (pending_walk_).
   void infer_retrieval_cycle(const LookWalk& walk, const CycleStats& stats);
+  // The pending walk (pending_walk_) along a cycle's committed tokens (`visited`); told to
+  // the selector as the retrieval arm's inferred cycle where it ends.
+  void continue_pending_walk(const std::vector<VisitedRow>& visited);
   // After a full chain of K nodes by the chosen arm: what each shorter chain arm of the same
   // source would have done, told to the selector as an inferred cycle.
   void observe_shorter_chains(const TokenTree& tree, const CycleStats& stats);
@@ -244,11 +270,22 @@ class AutoTreeBuilder : public TreeBuilder {
   // Re-measures a look too dear to make every cycle this often: every 64 choices (a plain
   // stretch is one choice, so every ~1,000 cycles where plain decoding runs in stretches).
   static constexpr int kLookAgainEvery = 64;
-  double look_seconds_ = 0;                 // a running mean of a look's cost
-  double look_build_seconds_ = 0;           // the last look's
-  int cycles_since_look_ = 0;               // choices since the last look
-  TokenTree look_tree_;                     // this cycle's retrieval tree, built and not taken
-  bool look_untaken_ = false;               // look_tree_ is this cycle's
+  double look_seconds_ = 0;        // a running mean of a look's cost
+  double look_build_seconds_ = 0;  // the last look's
+  int cycles_since_look_ = 0;      // choices since the last look
+  TokenTree look_tree_;            // this cycle's retrieval tree, built and not taken
+  bool look_untaken_ = false;      // look_tree_ is this cycle's
+  // An untaken look whose walk the cycle's tokens cut short, walked on along the next
+  // cycles' tokens (the same generation's) until it leaves its tree, walk_tree_: where it
+  // stands, its nodes so far, and its cycle's inferred time.
+  struct PendingWalk {
+    int32_t node = 0;
+    int accepted = 0;
+    double draft_seconds = 0;
+    double seconds = 0;
+  };
+  TokenTree walk_tree_;
+  std::optional<PendingWalk> pending_walk_;
   static constexpr int kPlainStretch = 16;  // cycles of plain decoding per choice of it as the best arm
   // Stretches only where a plain cycle takes less than this (see build()).
   static constexpr double kPlainStretchBelowSeconds = 100e-6;
