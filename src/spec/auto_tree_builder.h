@@ -54,7 +54,8 @@
 // inferred cycle, charged as no exploring. On stories260K at a 100% budget, where a look is
 // too dear to make every cycle, re-measuring it in cycles of its own (~60-170 us for ~1.3
 // tokens against ~30 us for a plain one) cost ~0.9% of auto's time in a warm session; by
-// looks, ~0.4% (docs/auto.md, "After the run of record at 52b5e57").
+// looks, ~0.6% (medians over the sessions; docs/auto.md, "After the run of record at
+// 52b5e57").
 //
 // Plain decoding, once chosen as the best arm where a look is too dear to make and a plain
 // cycle is one cheap pass (a resident target), runs a stretch of kPlainStretch cycles before
