@@ -26,7 +26,7 @@
 # The run of record at 562f054 (same settings, back on a Zen 5 AVX-512 VM) took 62 minutes: stories real/UFS/phone 13,
 # I/O-bound 15, 1.1B 8, 3B 25 (synth included); the one at be1b7cb that afternoon, the VM slower, 67: stories ~18,
 # I/O-bound ~13, 1.1B ~10, 3B ~25 (the synthetic models already made); the one at 52b5e57 that evening 66: stories ~16,
-# I/O-bound ~15, 1.1B ~12, 3B ~22.
+# I/O-bound ~15, 1.1B ~12, 3B ~22; the one at 5613d59 that night 66: stories 16, I/O-bound 15, 1.1B 9, 3B 26.
 # SETTINGS="stories-real stories-ufs4 stories-phone stories-io-bound llama1b llama3b" picks a subset (stories-emmc,
 # EMULATED 250 MB/s, is there to add); REPEAT (default 3) sets the real, UFS 4.0, eMMC and phone settings'
 # repetitions, REPEAT_IO and REPEAT_SYNTH the others'; SYNTH_TOKENS (16)
