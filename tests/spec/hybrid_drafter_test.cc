@@ -60,6 +60,23 @@ class HybridSources : public ::testing::Test {
     raw.max_nodes = 8;
     return {"coordgen", std::make_unique<FrontierTreeBuilder>(raw, "coordgen"), false, ArmSource::kRetrieval, 13};
   }
+  // A chain of 4 model tokens beside the look's retrieval arm.
+  static std::vector<AutoArm> chain4_beside_look() {
+    std::vector<AutoArm> arms;
+    arms.push_back({"chain:4", std::make_unique<StaticTreeBuilder>(std::vector<int>{1, 1, 1, 1}, "chain:4"), false,
+                    ArmSource::kModel, 20});
+    arms.push_back(look_arm());
+    return arms;
+  }
+  // 40 cycles of auto's first arm, `tokens_per_cycle` tokens in 10 ms each (so it is the best).
+  static void observe_best_cycles(AutoTreeBuilder& autob, double tokens_per_cycle) {
+    TokenTree empty;
+    CycleStats best_cycle;
+    best_cycle.accepted = static_cast<int>(tokens_per_cycle) - 1;
+    best_cycle.verify_seconds = 0.01;
+    for (int i = 0; i < 40; ++i) autob.observe(empty, best_cycle);
+    ASSERT_EQ(autob.selector().best(), 0);
+  }
   // auto over a chain of one model token (measured at `chain_tokens_per_cycle` per 10 ms
   // cycle) and the look's retrieval arm (measured at 1 token per 12 ms, so the selector does
   // not explore it); every pass costs 10 ms whatever its rows (I/O-bound).
@@ -470,10 +487,7 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheBestArmWhileEx
     SCOPED_TRACE(best_tokens_per_cycle);
     const std::unique_ptr<HybridDrafter> hybrid_sure = sure_match_hybrid();
     HybridDrafter& h = *hybrid_sure;
-    std::vector<AutoArm> arms;
-    arms.push_back({"chain:4", std::make_unique<StaticTreeBuilder>(std::vector<int>{1, 1, 1, 1}, "chain:4"), false,
-                    ArmSource::kModel, 20});
-    arms.push_back(look_arm());
+    std::vector<AutoArm> arms = chain4_beside_look();
     arms.push_back(
         {"chain:1", std::make_unique<StaticTreeBuilder>(std::vector<int>{1}, "chain:1"), false, ArmSource::kModel, 20});
     AutoTreeBuilder autob(std::move(arms));
@@ -486,13 +500,7 @@ TEST_F(HybridSources, AutoTakesTheRetrievalTreeOnlyWhereItBeatsTheBestArmWhileEx
     AutoProfile profile;
     profile.arms = {{"coordgen", retrieval_alone}, {"chain:1", thin}};
     autob.start_from(profile);
-    // chain:4, the best: 40 cycles of `best_tokens_per_cycle` tokens in 10 ms each.
-    TokenTree empty;
-    CycleStats best_cycle;
-    best_cycle.accepted = static_cast<int>(best_tokens_per_cycle) - 1;
-    best_cycle.verify_seconds = 0.01;
-    for (int i = 0; i < 40; ++i) autob.observe(empty, best_cycle);
-    ASSERT_EQ(autob.selector().best(), 0);
+    ASSERT_NO_FATAL_FAILURE(observe_best_cycles(autob, best_tokens_per_cycle));  // chain:4, the best
     TokenTree tree;
     ASSERT_NO_FATAL_FAILURE(build_first_cycle(autob, h, &tree));
     ASSERT_EQ(autob.current_arm(), 2) << "the selector re-measures the thinly measured chain:1";
@@ -566,29 +574,19 @@ TEST_F(HybridSources, ReMeasuringTheRetrievalArmIsALookUnlessItsTreePays) {
     SCOPED_TRACE(best_tokens_per_cycle);
     const std::unique_ptr<HybridDrafter> hybrid_sure = sure_match_hybrid();
     HybridDrafter& h = *hybrid_sure;
-    std::vector<AutoArm> arms;
-    arms.push_back({"chain:4", std::make_unique<StaticTreeBuilder>(std::vector<int>{1, 1, 1, 1}, "chain:4"), false,
-                    ArmSource::kModel, 20});
-    arms.push_back(look_arm());
     // Exploring may spend half the time, and an arm not run for 10 cycles is stale.
     ArmSelectorOptions options;
     options.explore_share = 0.5;
     options.far_explore_share = 0.5;
     options.stale_cycles = 10;
-    AutoTreeBuilder autob(std::move(arms), options);
+    AutoTreeBuilder autob(chain4_beside_look(), options);
     every_pass_costs_10ms(autob);
     ArmEvidence retrieval_alone;
     for (int i = 0; i < 40; ++i) retrieval_alone.add(0.995, 1.0, 0.012);
     AutoProfile profile;
     profile.arms = {{"coordgen", retrieval_alone}};
     autob.start_from(profile);
-    // chain:4, the best: 40 cycles of `best_tokens_per_cycle` tokens in 10 ms each.
-    TokenTree empty;
-    CycleStats best_cycle;
-    best_cycle.accepted = static_cast<int>(best_tokens_per_cycle) - 1;
-    best_cycle.verify_seconds = 0.01;
-    for (int i = 0; i < 40; ++i) autob.observe(empty, best_cycle);
-    ASSERT_EQ(autob.selector().best(), 0);
+    ASSERT_NO_FATAL_FAILURE(observe_best_cycles(autob, best_tokens_per_cycle));  // chain:4, the best
     const double regret_before = autob.selector().regret_seconds();
     const ArmEvidence before = autob.selector().evidence(1).recent;
     TokenTree tree;
