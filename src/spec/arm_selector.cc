@@ -180,12 +180,12 @@ void ArmSelector::charge(int arm, double tokens, double seconds) {
 void ArmSelector::observe_inferred(int arm, double tokens, double seconds, double own_seconds) {
   SF_CHECK(arm >= 0 && arm < n_arms());
   add_evidence(arm, tokens, std::max(seconds, 1e-9), own_seconds);
-  // Measured as of the last cycle run.
-  arms_[static_cast<size_t>(arm)].last_cycle = std::max<int64_t>(0, cycle_ - 1);
+  mark_measured(arm);
 }
 
 void ArmSelector::mark_measured(int arm) {
   SF_CHECK(arm >= 0 && arm < n_arms());
+  // Measured as of the last cycle run.
   arms_[static_cast<size_t>(arm)].last_cycle = std::max<int64_t>(0, cycle_ - 1);
 }
 
