@@ -20,9 +20,12 @@ RetrievalOptions retrieval_options(const SpecConfig& spec) {
   o.mode = spec.method == SpecConfig::Method::kPld   ? RetrievalOptions::Mode::kPld
            : spec.method == SpecConfig::Method::kSam ? RetrievalOptions::Mode::kSam
                                                      : RetrievalOptions::Mode::kCoordGen;
-  // auto drafts by retrieval only when it has no draft model, usually for a plain `run`:
-  // there the calibration's prefill top-k pass (time to first token, and memory on large
-  // vocabularies) is not worth it; CoordGen's own method keeps it.
+  // auto's retrieval arm (alone, or beside the draft model's arms) does without the
+  // calibration's paths: their prefill computes the LM head on every prompt row (time to
+  // first token, and a chunk's logits in memory: 128k vocabularies) for a source auto's
+  // gain/cost trees did not draw on measurably. On the synthetic 3B at 0% (2026-12-07 night,
+  // two alternations of a warm-up and 3 repetitions) auto with it accepted 1.29 tokens a
+  // pass, as without it, against CoordGen's own 1.48. CoordGen's own method keeps it.
   o.calibrate = spec.retrieval.calibrate && spec.method != SpecConfig::Method::kAuto;
   // Reusing rejected tails asks the target for an LM-head row per rejected node; beside a
   // draft model (a HybridDrafter) only after the cycles retrieval drafted in, so auto's model
