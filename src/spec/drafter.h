@@ -143,6 +143,12 @@ class Drafter {
     (void)accepted;
     (void)target_argmax;
   }
+  // What the target's prediction on a rejected draft row is worth in later cycles, in tokens
+  // (a drafter that reuses rejected drafts, measured: tokens accepted that only the reuse
+  // offered, per rejected row asked for). A tree builder that weighs rows by what they cost
+  // counts it for the nodes it adds (frontier_tree_builder.h). 0: rows are worth only their
+  // own acceptance.
+  virtual double reuse_tokens_per_rejected_row() const { return 0; }
   // The generation ended; `sequence` is the prompt and everything committed after it.
   virtual Status end_sequence(const std::vector<int32_t>& sequence, size_t prompt_tokens) {
     (void)sequence;

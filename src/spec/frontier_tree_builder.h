@@ -12,7 +12,10 @@
 //    C = C_draft + C_verify(rows) from the LatencyProfile; insert v* = argmax b(v)/dC(v|T)
 //    while that ratio beats the tree's average G/C. dC is the verification profile's
 //    increment for one more row (floored, so it is never free) plus, when v will be
-//    expanded, the measured draft cost of one batched row. No fixed tree size.
+//    expanded, the measured draft cost of one batched row. No fixed tree size. Where the
+//    drafter reuses rejected drafts (CoordGen 3.4), the ratio's numerator is
+//    b + (1 - b) * w, w the drafter's measured worth of a rejected row's target prediction
+//    (Drafter::reuse_tokens_per_rejected_row): a row bought for reuse, not counted in G.
 //
 // Batch-aware expansion (LEVER 4.4): chosen nodes are not drafted one by one. A selection
 // round inserts candidates in order of b until the next one could be beaten by a child of

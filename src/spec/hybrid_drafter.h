@@ -58,6 +58,9 @@ class HybridDrafter : public Drafter {
   }
   void observe_rejected(const TokenTree& tree, const std::vector<int32_t>& accepted,
                         const std::function<int32_t(int32_t node)>& target_argmax) override;
+  double reuse_tokens_per_rejected_row() const override {
+    return use_retrieval_ ? retrieval_->reuse_tokens_per_rejected_row() : 0;
+  }
   Status end_sequence(const std::vector<int32_t>& sequence, size_t prompt_tokens) override {
     return retrieval_->end_sequence(sequence, prompt_tokens);
   }

@@ -9,7 +9,9 @@
 //      calibration  paths of the target's own prefill predictions (CoordGen 3.3,
 //                   context_calibration.h), when calibrate;
 //      reuse        rejected draft tails that the target's predictions agreed with
-//                   (CoordGen 3.4, draft_reuse.h), when reuse;
+//                   (CoordGen 3.4, draft_reuse.h), when reuse; what a rejected row is
+//                   worth is measured (tokens accepted that only reuse offered, per row
+//                   asked for) for gain/cost tree builders;
 //      history      a persistent store of earlier outputs of the task (history_store.h).
 //    Probabilities: within a source, count / total; sources are mixed with weights equal
 //    to their match lengths; the result is scaled by l / (l + 1) for the longest match l,
@@ -69,6 +71,7 @@ class RetrievalDrafter : public Drafter {
   bool wants_rejected_predictions() const override;
   void observe_rejected(const TokenTree& tree, const std::vector<int32_t>& accepted,
                         const std::function<int32_t(int32_t node)>& target_argmax) override;
+  double reuse_tokens_per_rejected_row() const override;
   Status end_sequence(const std::vector<int32_t>& sequence, size_t prompt_tokens) override;
 
   // What the sources hold (for tests and --stats).
@@ -88,7 +91,8 @@ class RetrievalDrafter : public Drafter {
   struct NodeMatch {
     SuffixAutomaton::Match m[kSources];
   };
-  NodeDistribution coordgen_distribution(const NodeMatch& nm);
+  // reuse_only: the candidates that the reuse source alone offered.
+  NodeDistribution coordgen_distribution(const NodeMatch& nm, std::vector<int32_t>* reuse_only);
   NodeDistribution chain_distribution(const TokenTree& tree, int32_t node) const;
   void push_committed(int32_t token);
   // Re-matches a changed source's root over the sequence's last tokens.
@@ -105,6 +109,11 @@ class RetrievalDrafter : public Drafter {
   // This cycle.
   std::vector<NodeMatch> node_match_;  // per tree node (index + 1; 0 is the root)
   std::vector<int32_t> chain_;         // sam, pld: the cycle's chain
+  // Per tree node (index + 1): the children's tokens only the reuse source offered.
+  std::vector<std::vector<int32_t>> reuse_only_;
+  int64_t reuse_rows_this_cycle_ = 0;  // rejected rows asked for
+  // Decayed sums over cycles: tokens accepted that only the reuse source offered, rows asked.
+  double reuse_tokens_ = 0, reuse_rows_ = 0;
   DraftCounters counters_;
   std::vector<std::pair<int32_t, uint32_t>> scratch_;
 };

@@ -205,6 +205,53 @@ TEST(RetrievalDrafter, ReusedSegmentIsOfferedAtTheRoot) {
   EXPECT_EQ(below.probs[0].id, 8) << "the segment continues below its start";
 }
 
+// A target prediction on a rejected row is worth what reuse later gets accepted: tokens that
+// only the reuse source offered, per row asked for (with a prior before anything is
+// measured). Tree builders that weigh rows by their cost count it (frontier_tree_builder.h).
+TEST(RetrievalDrafter, ReuseIsValuedByTheTokensOnlyItGotAccepted) {
+  EXPECT_EQ(RetrievalDrafter(plain(RetrievalOptions::Mode::kCoordGen), nullptr).reuse_tokens_per_rejected_row(), 0)
+      << "no reuse source, no value";
+  RetrievalOptions o = plain(RetrievalOptions::Mode::kCoordGen);
+  o.reuse = true;
+  RetrievalDrafter d(o, nullptr);
+  Tokens seq = {1, 2, 3};
+  d.reset(seq);
+  const double prior = d.reuse_tokens_per_rejected_row();
+  EXPECT_GT(prior, 0);
+  Sampler sampler(greedy());
+  // Cycle 1: the chain 7 8 9 is rejected at the root; its three rows are asked for and keep
+  // the segment 7 8 9 5, and nothing reuse offered was accepted: the value falls.
+  ASSERT_TRUE(d.begin_cycle(seq, greedy(), sampler).ok());
+  TokenTree tree;
+  int32_t at = TokenTree::kRoot;
+  for (int32_t t : {7, 8, 9}) at = tree.add(t, at, 0.5f);
+  d.observe_rejected(tree, {}, [](int32_t node) { return node == 0 ? 8 : node == 1 ? 9 : 5; });
+  d.commit(tree, {}, 4);
+  seq.push_back(4);
+  const double after_rows = d.reuse_tokens_per_rejected_row();
+  EXPECT_LT(after_rows, prior);
+  // Cycle 2: the segment's 7 and 8 (which no other source offers after 1 2 3 4) are accepted.
+  ASSERT_TRUE(d.begin_cycle(seq, greedy(), sampler).ok());
+  TokenTree next;
+  ASSERT_EQ(draft_one(d, next, TokenTree::kRoot).probs.at(0).id, 7);
+  const int32_t seven = next.add(7, TokenTree::kRoot, 0.3f);
+  ASSERT_EQ(draft_one(d, next, seven).probs.at(0).id, 8);
+  const int32_t eight = next.add(8, seven, 0.3f);
+  d.commit(next, {seven, eight}, 9);
+  seq.insert(seq.end(), {7, 8, 9});
+  const double after_accepted = d.reuse_tokens_per_rejected_row();
+  EXPECT_GT(after_accepted, prior);
+  // Cycle 3: 1 2 3 is in the live text too, so a 1 that both sources offer after ... 9 is not
+  // counted for reuse.
+  d.reset({1, 2, 3, 1});
+  ASSERT_TRUE(d.begin_cycle({1, 2, 3, 1}, greedy(), sampler).ok());
+  TokenTree third;
+  ASSERT_EQ(draft_one(d, third, TokenTree::kRoot).probs.at(0).id, 2);
+  const int32_t two = third.add(2, TokenTree::kRoot, 0.5f);
+  d.commit(third, {two}, 3);
+  EXPECT_LT(d.reuse_tokens_per_rejected_row(), after_accepted) << "a live match is not reuse's";
+}
+
 TEST(HybridDrafter, MergeKeepsTheLargerProbability) {
   NodeDistribution a, b;
   a.probs = {{1, 0.6f}, {2, 0.3f}};

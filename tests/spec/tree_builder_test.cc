@@ -1,7 +1,8 @@
 // Tree builders over a scripted drafter: static trees give the configured shape and never
 // exceed the cycle's node limit; frontier trees draft children in batches, only below
 // drafted parents, respect their budgets, and LEVER's gain/cost tree grows while rows are
-// cheap and shrinks when they are expensive. The tree batch gives every node its
+// cheap and shrinks when they are expensive, and grows further when rejected rows are worth
+// reusing. The tree batch gives every node its
 // ancestors and nothing else.
 #include <gtest/gtest.h>
 
@@ -54,7 +55,9 @@ class ScriptedDrafter : public Drafter {
   }
   void commit(const TokenTree&, const std::vector<int32_t>&, int32_t) override {}
   const DraftCounters& draft_counters() const override { return counters_; }
+  double reuse_tokens_per_rejected_row() const override { return reuse_value; }
   std::vector<int> batch_sizes;
+  double reuse_value = 0;       // what a rejected row is worth later
   uint64_t catch_up_next = 1;   // tokens the next root pass runs
   double catch_up_seconds = 0;  // each of them beyond the first
 
@@ -155,6 +158,27 @@ TEST(FrontierTreeBuilder, LeverGrowsWhenRowsAreCheapAndStopsWhenTheyAreNot) {
   EXPECT_LE(big.size(), 64);
   // Children are deterministic (prunable), below drafted parents only.
   for (int32_t i = -1; i < big.size(); ++i) EXPECT_TRUE(big.deterministic_children(i));
+}
+
+// Where the drafter reuses rejected drafts (CoordGen's reuse), a row is also worth what the
+// target's prediction there brings back later: where rows are cheap next to a pass, the tree
+// takes nodes whose acceptance alone would not pay for them. The expected rate stays what
+// the tree itself is expected to emit.
+TEST(FrontierTreeBuilder, RowsWorthReusingGrowTheTree) {
+  SpecConfig c;
+  c.method = SpecConfig::Method::kLever;
+  c.max_tree_nodes = 64;
+  auto builder = make_tree_builder(c);
+  // A streamed pass: 100 ms, each row 1 ms more.
+  for (int r : {1, 2, 4, 8, 16, 32, 65}) builder->latency_profile()->observe_verify(r, 0, 0.1 + 1e-3 * r);
+  ScriptedDrafter d({0.3f, 0.05f, 0.02f});
+  const int alone = build(*builder, d, 1000).size();
+  d.reuse_value = 0.05;
+  const int with_reuse = build(*builder, d, 1000).size();
+  std::printf("gain/cost trees: %d nodes, %d when a rejected row is worth 0.05 tokens later\n", alone, with_reuse);
+  EXPECT_GE(alone, 1);
+  EXPECT_GT(with_reuse, alone + 2);
+  EXPECT_LE(with_reuse, 64);
 }
 
 // LEVER's gain/cost trees charge every expansion a draft pass: a root pass that first caught
