@@ -176,6 +176,17 @@ TEST(DraftReuse, SegmentsLiveAtLeastOneCycleThenExpire) {
   EXPECT_TRUE(reuse.segments().empty());
 }
 
+// A cycle whose chain 7 8 9 is rejected at the root (the target's bonus is 4), though after 7
+// the target predicts 8 and after 8, 9 (then 5): the reuse keeps the segment 7 8 9 5.
+void reject_chain_7_8_9(RetrievalDrafter& d, Tokens* seq) {
+  TokenTree tree;
+  int32_t at = TokenTree::kRoot;
+  for (int32_t t : {7, 8, 9}) at = tree.add(t, at, 0.5f);
+  d.observe_rejected(tree, {}, [](int32_t node) { return node == 0 ? 8 : node == 1 ? 9 : 5; });
+  d.commit(tree, {}, 4);
+  seq->push_back(4);
+}
+
 TEST(RetrievalDrafter, ReusedSegmentIsOfferedAtTheRoot) {
   RetrievalOptions o = plain(RetrievalOptions::Mode::kCoordGen);
   o.reuse = true;
@@ -185,13 +196,7 @@ TEST(RetrievalDrafter, ReusedSegmentIsOfferedAtTheRoot) {
   Sampler sampler(greedy());
   ASSERT_TRUE(d.begin_cycle(seq, greedy(), sampler).ok());
   EXPECT_TRUE(d.wants_rejected_predictions());
-  TokenTree tree;
-  int32_t at = TokenTree::kRoot;
-  for (int32_t t : {7, 8, 9}) at = tree.add(t, at, 0.5f);
-  // Target: bonus 4 at the root (rejects 7), but after 7 it predicts 8 and after 8, 9.
-  d.observe_rejected(tree, {}, [](int32_t node) { return node == 0 ? 8 : node == 1 ? 9 : 5; });
-  d.commit(tree, {}, 4);
-  seq.push_back(4);
+  reject_chain_7_8_9(d, &seq);
   ASSERT_EQ(d.reuse().segments().size(), 1u);
   EXPECT_EQ(d.reuse().segments()[0].tokens, (Tokens{7, 8, 9, 5}));
   ASSERT_TRUE(d.begin_cycle(seq, greedy(), sampler).ok());
@@ -222,12 +227,7 @@ TEST(RetrievalDrafter, ReuseIsValuedByTheTokensOnlyItGotAccepted) {
   // Cycle 1: the chain 7 8 9 is rejected at the root; its three rows are asked for and keep
   // the segment 7 8 9 5, and nothing reuse offered was accepted: the value falls.
   ASSERT_TRUE(d.begin_cycle(seq, greedy(), sampler).ok());
-  TokenTree tree;
-  int32_t at = TokenTree::kRoot;
-  for (int32_t t : {7, 8, 9}) at = tree.add(t, at, 0.5f);
-  d.observe_rejected(tree, {}, [](int32_t node) { return node == 0 ? 8 : node == 1 ? 9 : 5; });
-  d.commit(tree, {}, 4);
-  seq.push_back(4);
+  reject_chain_7_8_9(d, &seq);
   const double after_rows = d.reuse_tokens_per_rejected_row();
   EXPECT_LT(after_rows, prior);
   // Cycle 2: the segment's 7 and 8 (which no other source offers after 1 2 3 4) are accepted.
